@@ -1,0 +1,120 @@
+"""Safe file reading for every reader: size caps, orjson, errors as values.
+
+Readers never raise on file content. :func:`read_json` returns ``(value, None)`` or
+``(None, LoadError)``; the caller attaches job / trial ids and records the error.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import orjson
+
+from evalkit.load.errors import LoadError
+
+#: Files larger than this are not parsed (a load error 'too_large' instead). Override with
+#: the EVALKIT_MAX_FILE_MB environment variable.
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+def max_bytes() -> int:
+    env = os.environ.get("EVALKIT_MAX_FILE_MB")
+    if env:
+        try:
+            return int(float(env) * 1024 * 1024)
+        except ValueError:
+            pass
+    return DEFAULT_MAX_BYTES
+
+
+def read_bytes(path: str, level: str, limit: int | None = None) -> tuple[bytes | None, LoadError | None]:
+    """Read a whole file, refusing folders, special files and files over the size cap."""
+    limit = max_bytes() if limit is None else limit
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None, LoadError(path, level, "missing", "file not found")
+    except OSError as e:  # symlink loop, permission, name too long...
+        return None, LoadError(path, level, "unreadable", f"{type(e).__name__}: {e}")
+    import stat as _stat
+
+    if _stat.S_ISDIR(st.st_mode):
+        return None, LoadError(path, level, "not_a_file", "a folder where a file was expected")
+    if not _stat.S_ISREG(st.st_mode):
+        return None, LoadError(path, level, "not_a_file", "not a regular file")
+    if st.st_size > limit:
+        return None, LoadError(
+            path, level, "too_large", f"{st.st_size} bytes is over the {limit}-byte cap (EVALKIT_MAX_FILE_MB)"
+        )
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as e:
+        return None, LoadError(path, level, "unreadable", f"{type(e).__name__}: {e}")
+    if len(data) > limit:
+        return None, LoadError(path, level, "too_large", f"grew over the {limit}-byte cap while reading")
+    return data, None
+
+
+def _lenient_loads(data: bytes) -> Any:
+    """Parse JSON that orjson rejects only for NaN / Infinity literals (Python's json allows them)."""
+    import json
+
+    text = data.decode("utf-8", errors="strict")
+    return json.loads(text)
+
+
+def parse_json(data: bytes, path: str, level: str) -> tuple[Any, LoadError | None]:
+    """orjson first; NaN/Infinity literals fall back to the stdlib parser."""
+    if not data.strip():
+        return None, LoadError(path, level, "empty", "empty file")
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as e:
+        first = str(e)
+    try:
+        val = _lenient_loads(data)
+    except UnicodeDecodeError as e:
+        return None, LoadError(path, level, "invalid_utf8", f"not UTF-8 text: {e}")
+    except RecursionError:
+        return None, LoadError(path, level, "json_decode", "nesting too deep")
+    except ValueError:
+        return None, LoadError(path, level, "json_decode", first)
+    return val, None
+
+
+def read_json(path: str, level: str, limit: int | None = None) -> tuple[Any, LoadError | None]:
+    """Read and parse a JSON file; never raises on content."""
+    data, err = read_bytes(path, level, limit)
+    if err is not None:
+        return None, err
+    return parse_json(data, path, level)
+
+
+def finite_float(v: Any) -> float | None:
+    """A finite float from an int/float/bool-free value, else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def as_int(v: Any) -> int | None:
+    """An int from an int (or integral float within int64), else None."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if -(2**63) <= v < 2**63 else None
+    if isinstance(v, float) and math.isfinite(v) and v.is_integer() and abs(v) < 2**63:
+        return int(v)
+    return None
+
+
+def as_str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def as_dict(v: Any) -> dict:
+    return v if isinstance(v, dict) else {}

@@ -1,0 +1,156 @@
+"""The :class:`Runs` container returned by :func:`evalkit.load`.
+
+It holds the frames of one load. ``jobs``, ``trials`` and ``load_errors`` are built by the
+load itself; ``steps`` and ``tool_calls`` are parsed from trajectories on first access (all
+trials at once, in parallel, cached on disk per job); ``findings`` are computed on first
+access by the findings provider that :mod:`evalkit.patterns` registers (the load layer never
+imports the analysis layers), plus the findings recorded in go-code rollouts.
+
+Once trajectories have been parsed, ``trials`` carries n_steps / n_tool_calls / n_turns /
+metrics_mismatch (null before; pass ``trajectories=True`` to :func:`evalkit.load` to parse
+them eagerly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from evalkit.load import errors as _errors
+from evalkit.load._columns import conform, empty
+from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
+from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
+from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
+from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
+
+#: Computes detected findings for a Runs object (registered by evalkit.patterns).
+FindingsProvider = Callable[["Runs"], pl.DataFrame]
+_findings_provider: FindingsProvider | None = None
+
+#: Trial columns that come from trajectories (filled when steps are built).
+TRAJECTORY_TRIAL_COLUMNS = ("n_steps", "n_tool_calls", "n_turns", "metrics_mismatch")
+
+
+def register_findings_provider(fn: FindingsProvider | None) -> None:
+    """Set the function that computes ``runs.findings`` (evalkit.patterns does this)."""
+    global _findings_provider
+    _findings_provider = fn
+
+
+@dataclass
+class TrajectoryFrames:
+    """What the trajectory layer returns for a set of trials."""
+
+    steps: pl.DataFrame
+    tool_calls: pl.DataFrame
+    #: trial_id + the TRAJECTORY_TRIAL_COLUMNS, one row per trial that had a trajectory/log
+    trial_summary: pl.DataFrame
+    errors: list[_errors.LoadError] = field(default_factory=list)
+
+
+@dataclass
+class Runs:
+    """Frames of one load. See ``evalkit/load/*/columns.py`` for every column."""
+
+    jobs: pl.DataFrame
+    _trials: pl.DataFrame
+    _load_errors: list[_errors.LoadError]
+    options: dict[str, Any] = field(default_factory=dict)
+    #: frames delivered directly by readers that parse everything at once (rollouts)
+    _pre_steps: pl.DataFrame | None = None
+    _pre_tool_calls: pl.DataFrame | None = None
+    _recorded_findings: pl.DataFrame | None = None
+    _traj: TrajectoryFrames | None = None
+    _findings: pl.DataFrame | None = None
+    _trajectory_builder: Callable[[pl.DataFrame], TrajectoryFrames] | None = None
+
+    # -- frames -------------------------------------------------------------------------
+    @property
+    def trials(self) -> pl.DataFrame:
+        """One row per trial folder / rollout run (trajectory columns filled once parsed)."""
+        if self._traj is None or self._traj.trial_summary.height == 0:
+            return self._trials
+        summ = self._traj.trial_summary
+        cols = [c for c in TRAJECTORY_TRIAL_COLUMNS if c in summ.columns]
+        base = self._trials
+        upd = summ.select("trial_id", *[pl.col(c).alias(f"__{c}") for c in cols])
+        out = base.join(upd, on="trial_id", how="left")
+        return out.with_columns(
+            [pl.coalesce(pl.col(f"__{c}"), pl.col(c)).alias(c) for c in cols]
+        ).drop([f"__{c}" for c in cols])
+
+    def _ensure_trajectories(self) -> TrajectoryFrames:
+        if self._traj is None:
+            if self._trajectory_builder is None:
+                tf = TrajectoryFrames(empty(STEP_COLUMNS), empty(TOOL_CALL_COLUMNS), pl.DataFrame({"trial_id": []}, schema={"trial_id": pl.String}))
+            else:
+                tf = self._trajectory_builder(self._trials)
+            if self._pre_steps is not None:
+                tf.steps = pl.concat([tf.steps, conform(self._pre_steps, STEP_COLUMNS)], how="diagonal_relaxed")
+            if self._pre_tool_calls is not None:
+                tf.tool_calls = pl.concat([tf.tool_calls, conform(self._pre_tool_calls, TOOL_CALL_COLUMNS)], how="diagonal_relaxed")
+            self._traj = tf
+        return self._traj
+
+    @property
+    def steps(self) -> pl.DataFrame:
+        """One row per trajectory step (parsed on first access)."""
+        return self._ensure_trajectories().steps
+
+    @property
+    def tool_calls(self) -> pl.DataFrame:
+        """One row per tool call, observation joined (parsed on first access)."""
+        return self._ensure_trajectories().tool_calls
+
+    @property
+    def findings(self) -> pl.DataFrame:
+        """One row per anti-pattern finding: detected (evalkit.patterns) + recorded (rollouts)."""
+        if self._findings is None:
+            parts = []
+            if _findings_provider is not None:
+                parts.append(conform(_findings_provider(self), FINDING_COLUMNS))
+            if self._recorded_findings is not None:
+                parts.append(conform(self._recorded_findings, FINDING_COLUMNS))
+            self._findings = (
+                pl.concat(parts, how="diagonal_relaxed") if parts else empty(FINDING_COLUMNS)
+            )
+        return self._findings
+
+    @property
+    def load_errors(self) -> pl.DataFrame:
+        """path, level, error_type, message (+ job_id, trial_id) for every problem met."""
+        errs = list(self._load_errors)
+        if self._traj is not None:
+            errs.extend(self._traj.errors)
+        return _errors.errors_frame(errs)
+
+    # -- conveniences -------------------------------------------------------------------
+    @property
+    def run_labels(self) -> list[str]:
+        """Run labels in order of first start time."""
+        t = self._trials
+        if t.height == 0:
+            return []
+        order = (
+            t.group_by("run")
+            .agg(pl.col("started_at").min().alias("s"))
+            .sort("s", nulls_last=True)
+        )
+        return order["run"].to_list()
+
+    def __repr__(self) -> str:
+        return (
+            f"Runs({self.jobs.height} jobs, {self._trials.height} trials, "
+            f"{len(self.run_labels)} runs, {len(self._load_errors)} load errors)"
+        )
+
+    @staticmethod
+    def empty_jobs() -> pl.DataFrame:
+        return empty(JOB_COLUMNS)
+
+    @staticmethod
+    def empty_trials() -> pl.DataFrame:
+        return empty(TRIAL_COLUMNS)

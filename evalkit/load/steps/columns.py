@@ -1,0 +1,49 @@
+"""The steps and tool_calls frames (from ATIF trajectories and go-code rollouts).
+
+``runs.steps``: one row per trajectory step. ``runs.tool_calls``: one row per tool call with
+its observation joined by source_call_id. Both declared here and nowhere else; values are
+extracted in ``steps/extract.py`` (ATIF) and ``rollouts/`` (go-code).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit.load._columns import UTC_DATETIME, Column
+
+STEP_COLUMNS: tuple[Column, ...] = (
+    Column("trial_id", pl.String, "Trial the step belongs to (join key to trials).", True),
+    Column("step_index", pl.Int64, "0-based order of the step in the stitched trial trajectory (join key).", True),
+    Column("step_id", pl.Int64, "ATIF step_id as recorded (1-based within its trajectory file).", True),
+    Column("trajectory", pl.String, "Which (sub)trajectory the step belongs to: 'main' (incl. continuations), or e.g. 'summarization-1-summary' / a subagent id."),
+    Column("is_main", pl.Boolean, "True for steps of the main agent trajectory (continuations included)."),
+    Column("source", pl.String, "system / user / agent.", True),
+    Column("model_name", pl.String, "Model that produced the step (agent steps)."),
+    Column("message", pl.String, "Message text (content parts joined; images/audio as '[image: path]' placeholders).", True),
+    Column("reasoning_content", pl.String, "Reasoning text when recorded."),
+    Column("timestamp", UTC_DATETIME, "Step timestamp (UTC).", True),
+    Column("prompt_tokens", pl.Int64, "Prompt tokens of this step (includes cached from ATIF v1.2).", True),
+    Column("completion_tokens", pl.Int64, "Completion tokens.", True),
+    Column("cached_tokens", pl.Int64, "Cached prompt tokens.", True),
+    Column("cost_usd", pl.Float64, "Cost of this step in USD (null when unknown).", True),
+    Column("n_tool_calls", pl.Int64, "Tool calls made in this step."),
+    Column("observation", pl.String, "Step-level observation text not tied to a tool call (no source_call_id)."),
+    Column("is_copied_context", pl.Boolean, "ATIF is_copied_context (context replayed from an earlier trajectory)."),
+    Column("llm_call_count", pl.Int64, "ATIF llm_call_count."),
+    Column("extra", pl.String, "Step extra as JSON text."),
+)
+
+TOOL_CALL_COLUMNS: tuple[Column, ...] = (
+    Column("trial_id", pl.String, "Trial the call belongs to.", True),
+    Column("step_index", pl.Int64, "Step (steps.step_index) that made the call.", True),
+    Column("call_index", pl.Int64, "0-based order of the call within its step.", True),
+    Column("tool_call_id", pl.String, "Tool call id as recorded."),
+    Column("trajectory", pl.String, "Which (sub)trajectory (see steps.trajectory)."),
+    Column("function_name", pl.String, "Tool / function name.", True),
+    Column("arguments", pl.String, "Arguments as JSON text.", True),
+    Column("command", pl.String, "Shell command text when the tool runs a shell, else null.", True),
+    Column("observation", pl.String, "Observation content joined to this call by source_call_id.", True),
+    Column("is_error", pl.Boolean, "The call failed: structured signal (exit code, error field) else the documented text heuristic.", True),
+    Column("exit_code", pl.Int64, "Exit code when one is recorded or printed."),
+    Column("timestamp", UTC_DATETIME, "Timestamp of the step (or the call when recorded)."),
+)
