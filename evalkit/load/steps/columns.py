@@ -31,6 +31,9 @@ STEP_COLUMNS: tuple[Column, ...] = (
     Column("is_copied_context", pl.Boolean, "ATIF is_copied_context (context replayed from an earlier trajectory)."),
     Column("llm_call_count", pl.Int64, "ATIF llm_call_count."),
     Column("extra", pl.String, "Step extra as JSON text."),
+    # additions (issue 3)
+    Column("task_step", pl.String, "Multi-step task: name of the task step (steps/<name>/agent/) the trajectory belongs to; null for single-step trials."),
+    Column("llm_retries", pl.Int64, "go-code: llm.empty_response.retry events in this step (null for ATIF)."),
 )
 
 TOOL_CALL_COLUMNS: tuple[Column, ...] = (
@@ -46,4 +49,11 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
     Column("is_error", pl.Boolean, "The call failed: structured signal (exit code, error field) else the documented text heuristic.", True),
     Column("exit_code", pl.Int64, "Exit code when one is recorded or printed."),
     Column("timestamp", UTC_DATETIME, "Timestamp of the step (or the call when recorded)."),
+    # additions (issue 3)
+    Column("is_main", pl.Boolean, "True for calls of the main agent trajectory (see steps.is_main)."),
+    Column("task_step", pl.String, "Multi-step task step name (see steps.task_step)."),
+    Column("observation_source", pl.String, "How the observation was attached: 'call_id' (ATIF source_call_id or go-code call_id), 'step' (the only call of a step whose results carry no call id), or null (none)."),
+    Column("is_error_source", pl.String, "Which rule set is_error: 'structured' (error flag/field), 'exit_code', 'text' (heuristic, docs/trajectories.md) or null (unknown)."),
+    Column("retried", pl.Boolean, "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (trainerd's retry rule)."),
+    Column("duration_ms", pl.Float64, "Call duration in milliseconds when recorded (go-code tool.call.completed)."),
 )

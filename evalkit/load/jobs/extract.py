@@ -1,0 +1,98 @@
+"""Extract one Harbor job folder's own files (config.json, result.json, lock.json).
+
+Job state rule (``state`` column), applied in ``load/api.py`` once trials are known:
+
+* ``complete``: result.json has a ``finished_at``;
+* ``running``: no ``finished_at`` and the job folder saw activity (its result.json or a
+  trial folder changed) within ``running_window_s`` seconds (default 15 minutes);
+* ``interrupted``: result.json exists without ``finished_at`` and no recent activity
+  (Ctrl-C, crash: Harbor leaves exactly this state);
+* ``unknown``: no readable result.json and no recent activity.
+
+Legacy (<= 0.6.1) ``stats.n_trials / n_errors`` and 0.6.2+ ``n_completed_trials /
+n_errored_trials`` are read into the same columns; ``orchestrator.n_concurrent_trials``
+(<= 0.1.45) and top-level ``n_concurrent_trials`` likewise.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import orjson
+
+from evalkit.load.errors import LoadError
+from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_json
+from evalkit.load.redact import redact_obj
+
+
+def _dataset_label(ds: dict) -> str | None:
+    name = as_str(ds.get("name"))
+    if name:
+        ver = as_str(ds.get("version")) or as_str(ds.get("ref"))
+        return f"{name}@{ver}" if ver else name
+    path = as_str(ds.get("path"))
+    if path:
+        return os.path.basename(path.rstrip("/")) or path
+    return None
+
+
+def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadError]]:
+    """Raw job record (timestamps still strings) and the load errors met."""
+    errors: list[LoadError] = []
+
+    def _read(name: str) -> dict:
+        p = os.path.join(job_dir, name)
+        if not os.path.lexists(p):
+            return {}
+        val, err = read_json(p, "job")
+        if err is not None:
+            errors.append(LoadError(err.path, "job", err.error_type, err.message, job_id=job_id))
+            return {}
+        if not isinstance(val, dict):
+            errors.append(LoadError(p, "job", "wrong_type", f"{name} holds a {type(val).__name__}, expected an object", job_id=job_id))
+            return {}
+        return val
+
+    cfg, res, lock = _read("config.json"), _read("result.json"), _read("lock.json")
+    stats = as_dict(res.get("stats"))
+    orch = as_dict(cfg.get("orchestrator"))
+    agents = [as_dict(a) for a in cfg.get("agents") or [] if isinstance(a, dict)]
+    datasets = [as_dict(d) for d in cfg.get("datasets") or [] if isinstance(d, dict)]
+    if "n_completed_trials" in stats or "updated_at" in res:
+        fmt = "counters"
+    elif "n_trials" in stats:
+        fmt = "legacy-stats"
+    else:
+        fmt = "missing" if not res else "unknown"
+    if res.get("schema_version") is not None:
+        fmt = f"v{res.get('schema_version')}"
+    harbor = as_dict(lock.get("harbor"))
+
+    def _join(vals: list[str | None]) -> str | None:
+        seen = [v for v in dict.fromkeys(vals) if v]
+        return ", ".join(seen) if seen else None
+
+    rec = {
+        "harbor_job_id": as_str(res.get("id")),
+        "ts_started": as_str(res.get("started_at")),
+        "ts_updated": as_str(res.get("updated_at")),
+        "ts_finished": as_str(res.get("finished_at")),
+        "result_present": bool(res),
+        "finished_key": "finished_at" in res,
+        "n_trials_declared": as_int(res.get("n_total_trials")),
+        "stats_completed": as_int(stats.get("n_completed_trials", stats.get("n_trials"))),
+        "stats_errored": as_int(stats.get("n_errored_trials", stats.get("n_errors"))),
+        "agent_name": _join([as_str(a.get("name")) or as_str(a.get("import_path")) for a in agents]),
+        "model_name": _join([as_str(a.get("model_name")) for a in agents]),
+        "dataset": _join([_dataset_label(d) for d in datasets]),
+        "n_attempts": as_int(cfg.get("n_attempts")),
+        "n_concurrent": as_int(cfg.get("n_concurrent_trials", orch.get("n_concurrent_trials"))),
+        "timeout_multiplier": finite_float(cfg.get("timeout_multiplier")),
+        "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
+        "harbor_version": as_str(harbor.get("version")),
+        "format": fmt,
+        "config_json": orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode() if cfg else None,
+        "job_name_cfg": as_str(cfg.get("job_name")),
+    }
+    return rec, errors

@@ -1,0 +1,290 @@
+"""One ATIF document (any version v1.0-v1.8) -> rows appended to a column accumulator.
+
+Everything here is per-step Python over already-parsed JSON (orjson); the vectorised parts
+(timestamps, exit codes, is_error, retries) run later over whole frames in ``table.py``.
+Nothing here raises on bad content: wrong types become nulls, non-dict steps are counted
+and reported by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from evalkit.load.io import as_int, finite_float
+from evalkit.load.steps.commands import shell_command, structured_signals
+
+#: Hidden/raw step columns, in the order the accumulator stores them.
+STEP_FIELDS = (
+    "trial_id", "step_index", "step_id", "trajectory", "is_main", "task_step", "source",
+    "model_name", "message", "reasoning_content", "_ts", "prompt_tokens",
+    "completion_tokens", "cached_tokens", "cost_usd", "n_tool_calls", "observation",
+    "is_copied_context", "llm_call_count", "extra",
+)  # fmt: skip
+CALL_FIELDS = (
+    "trial_id", "step_index", "call_index", "tool_call_id", "trajectory", "is_main",
+    "task_step", "function_name", "arguments", "command", "observation",
+    "observation_source", "_s_err", "_s_exit", "_ts", "_sig",
+)  # fmt: skip
+
+_VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
+_DUMPS = orjson.dumps
+_SORT = orjson.OPT_SORT_KEYS
+
+
+class Acc:
+    """Column-wise accumulator: one list per column (cheap appends, bulk frame build)."""
+
+    __slots__ = ("calls", "steps")
+
+    def __init__(self) -> None:
+        self.steps: dict[str, list] = {k: [] for k in STEP_FIELDS}
+        self.calls: dict[str, list] = {k: [] for k in CALL_FIELDS}
+
+    def extend(self, other: Acc) -> None:
+        for k, v in other.steps.items():
+            self.steps[k].extend(v)
+        for k, v in other.calls.items():
+            self.calls[k].extend(v)
+
+
+@dataclass
+class DocResult:
+    """What one ATIF document contributed (for the trial summary and for stitching)."""
+
+    n_agent_steps: int = 0  # agent steps, copied context excluded
+    n_tool_calls: int = 0  # calls of those steps
+    n_bad_steps: int = 0
+    final_metrics: dict | None = None
+    version: tuple[int, int] | None = None
+    continued_ref: str | None = None
+    subagent_refs: list[dict] = field(default_factory=list)
+    embedded: list[dict] = field(default_factory=list)
+
+
+def atif_version(doc: dict) -> tuple[int, int] | None:
+    """(major, minor) of ``schema_version`` 'ATIF-vX.Y'; None when absent/unknown (read as v1.8)."""
+    sv = doc.get("schema_version")
+    m = _VERSION.match(sv) if isinstance(sv, str) else None
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def sniff(doc: Any) -> str | None:
+    """None when ``doc`` is an ATIF trajectory, else a short description of what it is.
+
+    ATIF = a dict whose schema_version starts with 'ATIF-', or (Harbor reads a missing
+    version as v1.8) a dict with a ``steps`` list and an ``agent`` dict.
+    """
+    if isinstance(doc, dict):
+        sv = doc.get("schema_version")
+        if isinstance(sv, str) and sv.startswith("ATIF-"):
+            return None
+        if sv is None and isinstance(doc.get("steps"), list) and isinstance(doc.get("agent"), dict):
+            return None
+        keys = ", ".join(sorted(str(k) for k in doc)[:8])
+        return f"a JSON object with keys {keys or '(none)'} (schema_version {sv!r})"
+    if isinstance(doc, list):
+        first = next((x for x in doc if isinstance(x, dict)), None)
+        if first is not None:
+            keys = sorted(str(k) for k in first)
+            hint = ""
+            if {"episode", "prompt", "response"} <= set(keys):
+                hint = " (an episode log, e.g. terminus-2-skills)"
+            elif {"command", "output", "return_code"} <= set(keys):
+                hint = " (a command log, e.g. Harbor's oracle)"
+            return f"a JSON list of {len(doc)} items with keys {', '.join(keys[:8])}{hint}"
+        return f"a JSON list of {len(doc)} items"
+    return f"a JSON {type(doc).__name__}"
+
+
+def content_text(content: Any) -> str | None:
+    """Message / observation content as text: parts joined by newlines, images and audio
+    as ``[image: <path>]`` / ``[audio: <path>]`` placeholders."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        out = []
+        for p in content:
+            if isinstance(p, str):
+                out.append(p)
+            elif isinstance(p, dict):
+                t = p.get("type")
+                if t == "text" or (t is None and isinstance(p.get("text"), str)):
+                    txt = p.get("text")
+                    out.append(txt if isinstance(txt, str) else "")
+                else:
+                    src = p.get("source")
+                    path = src.get("path") if isinstance(src, dict) else None
+                    if path is None and isinstance(src, dict):
+                        path = src.get("url") or src.get("media_type")
+                    out.append(f"[{t}: {path}]" if path is not None else f"[{t}]")
+        return "\n".join(out)
+    return _DUMPS(content).decode()
+
+
+def _json_text(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    try:
+        return _DUMPS(v).decode()
+    except TypeError:
+        return str(v)
+
+
+def _sig(name: str | None, args: Any) -> str | None:
+    try:
+        canon = _DUMPS(args, option=_SORT).decode() if not isinstance(args, str) else args
+    except TypeError:
+        return None
+    return f"{name}\x00{canon}"
+
+
+def add_document(
+    acc: Acc,
+    doc: dict,
+    *,
+    trial_id: str,
+    start_index: int,
+    trajectory: str,
+    is_main: bool,
+    task_step: str | None,
+) -> DocResult:
+    """Append the steps and tool calls of one ATIF document; returns what it contributed.
+
+    ``start_index`` is the trial-level step_index of this document's first step.
+    """
+    res = DocResult(version=atif_version(doc))
+    fm = doc.get("final_metrics")
+    res.final_metrics = fm if isinstance(fm, dict) else None
+    ref = doc.get("continued_trajectory_ref")
+    res.continued_ref = ref if isinstance(ref, str) and ref else None
+    emb = doc.get("subagent_trajectories")
+    if isinstance(emb, list):
+        res.embedded = [e for e in emb if isinstance(e, dict)]
+    agent = doc.get("agent")
+    agent_model = agent.get("model_name") if isinstance(agent, dict) else None
+    agent_model = agent_model if isinstance(agent_model, str) else None
+    add_cached = res.version is not None and res.version < (1, 2)
+    steps = doc.get("steps")
+    if not isinstance(steps, list):
+        return res
+    S, C = acc.steps, acc.calls
+    idx = start_index
+    for st in steps:
+        if not isinstance(st, dict):
+            res.n_bad_steps += 1
+            continue
+        source = st.get("source")
+        source = source if isinstance(source, str) else None
+        copied = st.get("is_copied_context")
+        copied = copied if isinstance(copied, bool) else None
+        ts = st.get("timestamp")
+        ts = ts if isinstance(ts, str) else None
+        # metrics
+        m = st.get("metrics")
+        pt = ct = ca = None
+        cost = None
+        if isinstance(m, dict):
+            pt, ct, ca = as_int(m.get("prompt_tokens")), as_int(m.get("completion_tokens")), as_int(m.get("cached_tokens"))
+            cost = finite_float(m.get("cost_usd"))
+            if add_cached and pt is not None and ca:
+                pt += ca  # before v1.2 prompt_tokens excluded cached tokens
+        # observation results: by call id, and step-level (no/unknown call id)
+        by_call: dict[str, list[str]] = {}
+        res_extra: dict[str, list] = {}
+        step_level: list[str] = []
+        obs = st.get("observation")
+        results = obs.get("results") if isinstance(obs, dict) else None
+        calls = st.get("tool_calls")
+        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+        call_ids = {c.get("tool_call_id") for c in calls}
+        if isinstance(results, list):
+            for r in results:
+                if not isinstance(r, dict):
+                    continue
+                refs = r.get("subagent_trajectory_ref")
+                if isinstance(refs, list):
+                    res.subagent_refs.extend(x for x in refs if isinstance(x, dict))
+                elif isinstance(refs, dict):
+                    res.subagent_refs.append(refs)
+                text = content_text(r.get("content"))
+                sid = r.get("source_call_id")
+                if isinstance(sid, str) and sid in call_ids:
+                    if text is not None:
+                        by_call.setdefault(sid, []).append(text)
+                    if r.get("extra"):
+                        res_extra.setdefault(sid, []).append(r.get("extra"))
+                elif text is not None:
+                    step_level.append(text)
+        step_obs = "\n".join(step_level) if step_level else None
+        # tool calls
+        for ci, c in enumerate(calls):
+            cid = c.get("tool_call_id")
+            cid = cid if isinstance(cid, str) else None
+            fn = c.get("function_name")
+            fn = fn if isinstance(fn, str) else None
+            args = c.get("arguments")
+            texts = by_call.get(cid) if cid is not None else None
+            if texts is not None:
+                o, osrc = "\n".join(texts), "call_id"
+            elif len(calls) == 1 and step_obs is not None:
+                o, osrc = step_obs, "step"
+            else:
+                o = osrc = None
+            cx = c.get("extra")
+            rx = res_extra.get(cid) if cid is not None else None
+            if cx or rx:
+                s_err, s_exit = structured_signals(cx, *(rx or ()))
+            else:
+                s_err = s_exit = None
+            C["trial_id"].append(trial_id)
+            C["step_index"].append(idx)
+            C["call_index"].append(ci)
+            C["tool_call_id"].append(cid)
+            C["trajectory"].append(trajectory)
+            C["is_main"].append(is_main)
+            C["task_step"].append(task_step)
+            C["function_name"].append(fn)
+            C["arguments"].append(_json_text(args))
+            C["command"].append(shell_command(fn, args))
+            C["observation"].append(o)
+            C["observation_source"].append(osrc)
+            C["_s_err"].append(s_err)
+            C["_s_exit"].append(s_exit)
+            C["_ts"].append(ts)
+            C["_sig"].append(_sig(fn, args))
+        model = st.get("model_name")
+        model = model if isinstance(model, str) else (agent_model if source == "agent" else None)
+        msg = st.get("message")
+        rc = st.get("reasoning_content")
+        extra = st.get("extra")
+        S["trial_id"].append(trial_id)
+        S["step_index"].append(idx)
+        S["step_id"].append(as_int(st.get("step_id")))
+        S["trajectory"].append(trajectory)
+        S["is_main"].append(is_main)
+        S["task_step"].append(task_step)
+        S["source"].append(source)
+        S["model_name"].append(model)
+        S["message"].append(content_text(msg))
+        S["reasoning_content"].append(rc if isinstance(rc, str) or rc is None else _json_text(rc))
+        S["_ts"].append(ts)
+        S["prompt_tokens"].append(pt)
+        S["completion_tokens"].append(ct)
+        S["cached_tokens"].append(ca)
+        S["cost_usd"].append(cost)
+        S["n_tool_calls"].append(len(calls))
+        S["observation"].append(step_obs)
+        S["is_copied_context"].append(copied)
+        S["llm_call_count"].append(as_int(st.get("llm_call_count")))
+        S["extra"].append(_json_text(extra) if extra else None)
+        if source == "agent" and not copied:
+            res.n_agent_steps += 1
+            res.n_tool_calls += len(calls)
+        idx += 1
+    return res

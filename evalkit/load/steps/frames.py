@@ -1,0 +1,121 @@
+"""Column accumulators -> typed steps / tool_calls / trial_summary frames (vectorised).
+
+Timestamps, exit codes, is_error and retries are computed here over whole frames (Polars
+expressions), once per load, not per row in Python.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from evalkit.load._columns import UTC_DATETIME, conform
+from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS
+from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
+from evalkit.load.steps.commands import finish_tool_calls
+
+_DECL_STEP = {c.name: c.dtype for c in STEP_COLUMNS}
+_DECL_CALL = {c.name: c.dtype for c in TOOL_CALL_COLUMNS}
+_HIDDEN = {"_ts": pl.String, "_s_err": pl.Boolean, "_s_exit": pl.Int64, "_sig": pl.String}
+
+#: trial_summary schema (what TrajectoryFrames.trial_summary holds).
+SUMMARY_SCHEMA = {
+    "trial_id": pl.String,
+    "n_steps": pl.Int64,
+    "n_tool_calls": pl.Int64,
+    "n_turns": pl.Int64,
+    "metrics_mismatch": pl.String,
+}
+
+
+def _schema(fields: tuple[str, ...], decl: dict) -> dict:
+    return {f: _HIDDEN.get(f) or decl[f] for f in fields}
+
+
+def parse_timestamps(col: str = "_ts") -> pl.Expr:
+    """ISO-8601 text -> UTC datetime. Offsets are honoured; naive values are read as UTC."""
+    s = pl.col(col).str.replace(r"^(\d{4}-\d\d-\d\d) ", "${1}T")
+    return pl.coalesce(
+        s.str.to_datetime(format="%+", time_zone="UTC", strict=False, time_unit="us"),
+        s.str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f", time_zone="UTC", strict=False, time_unit="us"),
+    ).cast(UTC_DATETIME)
+
+
+def steps_frame(cols: dict[str, list]) -> pl.DataFrame:
+    """Typed steps frame from STEP_FIELDS lists (hidden _ts -> timestamp)."""
+    df = pl.DataFrame(cols, schema=_schema(STEP_FIELDS, _DECL_STEP))
+    df = df.with_columns(parse_timestamps().alias("timestamp")).drop("_ts")
+    return conform(df, STEP_COLUMNS)
+
+
+def calls_frame(cols: dict[str, list]) -> pl.DataFrame:
+    """Typed tool_calls frame from CALL_FIELDS lists: exit_code, is_error, retried filled."""
+    df = pl.DataFrame(cols, schema=_schema(CALL_FIELDS, _DECL_CALL))
+    df = finish_tool_calls(df)
+    df = df.with_columns(
+        parse_timestamps().alias("timestamp"),
+        pl.when(pl.col("_sig").is_not_null())
+        .then(pl.int_range(pl.len()).over("trial_id", "trajectory", "task_step", "_sig") > 0)
+        .otherwise(None)
+        .alias("retried"),
+    ).drop("_ts", "_s_err", "_s_exit", "_sig")
+    return conform(df, TOOL_CALL_COLUMNS)
+
+
+def _num(v) -> float | None:
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def final_totals(fms: list[tuple[dict, tuple[int, int] | None]]) -> dict[str, float | None]:
+    """Sum final_metrics over task steps (prompt normalised to include cached before v1.2)."""
+    keys = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd")
+    out: dict[str, float | None] = dict.fromkeys(keys)
+    for fm, ver in fms:
+        vals = {k: _num(fm.get(k)) for k in keys}
+        if ver is not None and ver < (1, 2) and vals["total_prompt_tokens"] is not None:
+            vals["total_prompt_tokens"] += vals["total_cached_tokens"] or 0
+        for k, v in vals.items():
+            if v is not None:
+                out[k] = (out[k] or 0) + v
+    return out
+
+
+def metrics_mismatch_expr() -> pl.Expr:
+    """Null when ATIF final_metrics totals agree with result.json (or cannot be compared),
+    else e.g. 'prompt_tokens: atif 485630 vs result 485000; cost_usd: atif 0.46 vs result 0.5'.
+
+    Needs fm_prompt / fm_completion / fm_cached / fm_cost (final_metrics totals) and the
+    trials columns n_input_tokens / n_output_tokens / n_cache_tokens / cost_usd. Only fields
+    present on both sides are compared; tokens must match exactly, cost within 1e-6
+    relative (1e-9 absolute).
+    """
+    parts = []
+    for name, a, r in (
+        ("prompt_tokens", "fm_prompt", "n_input_tokens"),
+        ("completion_tokens", "fm_completion", "n_output_tokens"),
+        ("cached_tokens", "fm_cached", "n_cache_tokens"),
+    ):
+        av, rv = pl.col(a).cast(pl.Float64), pl.col(r).cast(pl.Float64)
+        parts.append(
+            pl.when(av.is_not_null() & rv.is_not_null() & (av != rv)).then(
+                pl.format(f"{name}: atif {{}} vs result {{}}", av.cast(pl.Int64), rv.cast(pl.Int64))
+            )
+        )
+    a, r = pl.col("fm_cost").cast(pl.Float64), pl.col("cost_usd").cast(pl.Float64)
+    tol = pl.max_horizontal(pl.lit(1e-9), 1e-6 * pl.max_horizontal(a.abs(), r.abs()))
+    parts.append(
+        pl.when(a.is_not_null() & r.is_not_null() & ((a - r).abs() > tol)).then(
+            pl.format("cost_usd: atif {} vs result {}", a.round(6), r.round(6))
+        )
+    )
+    out = pl.concat_str(parts, separator="; ", ignore_nulls=True)
+    return pl.when(out.str.len_chars() > 0).then(out).otherwise(None)
+
+
+def summary_frame(rows: dict[str, list]) -> pl.DataFrame:
+    """trial_summary frame from column lists (keys of SUMMARY_SCHEMA)."""
+    return pl.DataFrame(rows, schema=SUMMARY_SCHEMA)

@@ -1,0 +1,100 @@
+"""Derived trial columns, computed over the whole frame with Polars expressions.
+
+Input: raw records (``trials/extract.py`` RAW_SCHEMA) + job_id, job_name and ``__zone``
+(the zone naive timestamps of that job are read in, see ``load/timeparse.py``).
+Output: the trials frame of ``trials/columns.py``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit.load._columns import conform
+from evalkit.load.outcomes import error_kind_expr, outcome_expr, reward_valid_expr
+from evalkit.load.timeparse import is_aware, to_utc
+from evalkit.load.trials.columns import COLUMNS
+
+TS_MAP = {
+    "started_at": "ts_started",
+    "finished_at": "ts_finished",
+    "exception_at": "ts_exception",
+    "_env_s": "ts_env_start",
+    "_env_e": "ts_env_end",
+    "_as_s": "ts_asetup_start",
+    "_as_e": "ts_asetup_end",
+    "_ag_s": "ts_agent_start",
+    "_ag_e": "ts_agent_end",
+    "_v_s": "ts_verifier_start",
+    "_v_e": "ts_verifier_end",
+}
+
+
+def _secs(end: str, start: str) -> pl.Expr:
+    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1e6
+
+
+def default_run_label() -> pl.Expr:
+    """agent__model__dataset, like Harbor's own evals key (model without its provider)."""
+    model = pl.col("model_name").str.split("/").list.slice(1).list.join("/")
+    model = pl.when(pl.col("model_name").str.contains("/")).then(model).otherwise(pl.col("model_name"))
+    return pl.concat_str(
+        [
+            pl.col("agent_name").fill_null("unknown-agent"),
+            model.fill_null("no-model"),
+            pl.col("task_source").fill_null(pl.col("__dataset")).fill_null("adhoc"),
+        ],
+        separator="__",
+    )
+
+
+def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> pl.DataFrame:
+    """Turn raw records into the trials frame (run and attempt are added by the caller)."""
+    if "__dataset" not in raw.columns:
+        raw = raw.with_columns(pl.lit(None, pl.String).alias("__dataset"))
+    zone = pl.col("__zone")
+    ts = {out: to_utc(pl.col(src), zone, zones).alias(out) for out, src in TS_MAP.items()}
+    naive_any = pl.any_horizontal(
+        [(pl.col(src).is_not_null() & ~is_aware(pl.col(src))) for src in TS_MAP.values()]
+    )
+    df = raw.with_columns(*ts.values(), naive_any.alias("naive_timestamps"))
+    df = df.with_columns(
+        _secs("finished_at", "started_at").alias("duration_s"),
+        _secs("_env_e", "_env_s").alias("env_setup_s"),
+        _secs("_as_e", "_as_s").alias("agent_setup_s"),
+        _secs("_ag_e", "_ag_s").alias("agent_s"),
+        _secs("_v_e", "_v_s").alias("verifier_s"),
+        error_kind_expr(pl.col("exception_type")).alias("error_kind"),
+        pl.lit("harbor").alias("source_format"),
+        pl.when(pl.col("cost_usd").is_not_null()).then(pl.lit("recorded")).otherwise(pl.lit("unknown")).alias("cost_status"),
+    )
+    has_rewards = pl.col("rewards").list.len().fill_null(0) > 0
+    df = df.with_columns(
+        outcome_expr(pl.col("reward"), pl.col("exception_type"), pl.col("result_present"), pl.col("error_kind"), outcome_rule).alias("outcome"),
+        reward_valid_expr(pl.col("reward_valid_recorded"), has_rewards & pl.col("result_present"), pl.col("error_kind")).alias("reward_valid"),
+        pl.all_horizontal(
+            pl.col("has_trajectory").fill_null(False),
+            pl.col("has_reward_file").fill_null(False),
+            pl.col("has_verifier_output").fill_null(False),
+            pl.col("has_artifacts_manifest").fill_null(False),
+        ).alias("evidence_complete"),
+    )
+    return df
+
+
+def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
+    """Set ``run`` (user label per job, else ``label``) and number attempts within run+task."""
+    df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
+    order = df.select(
+        pl.int_range(pl.len()).alias("__row"),
+        "run",
+        "task_name",
+        "started_at",
+        "trial_name",
+    ).sort(["run", "task_name", "started_at", "trial_name"], nulls_last=True)
+    order = order.with_columns(
+        (pl.int_range(pl.len()).over(["run", "task_name"]) + 1).cast(pl.Int32).alias("attempt")
+    )
+    df = df.with_columns(pl.int_range(pl.len()).alias("__row")).join(
+        order.select("__row", "attempt"), on="__row", how="left"
+    )
+    return conform(df.sort("__row").drop([c for c in df.columns if c.startswith("__") or c.startswith("_")] + ["__row"], strict=False), COLUMNS, extra=False)
