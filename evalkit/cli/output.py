@@ -1,0 +1,69 @@
+"""Formatting frames for the terminal (rich) and for machines (json / csv)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+FORMATS = ("table", "json", "csv")
+
+
+def console() -> Console:
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 220)
+
+
+def fmt_num(v: Any, kind: str = "") -> str:
+    if v is None:
+        return "unknown" if kind == "cost" else "-"
+    if kind == "cost":
+        return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.4f}"
+    if kind == "pct":
+        return f"{100 * v:.1f}%"
+    if kind == "dur":
+        s = float(v)
+        if s >= 3600:
+            return f"{s / 3600:.1f}h"
+        if s >= 60:
+            return f"{s / 60:.1f}m"
+        return f"{s:.0f}s"
+    if kind == "tok":
+        n = int(v)
+        if n >= 1_000_000:
+            return f"{n / 1e6:.1f}M"
+        if n >= 10_000:
+            return f"{n / 1e3:.0f}k"
+        return str(n)
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if isinstance(v, datetime):
+        return v.strftime("%Y-%m-%d %H:%M")
+    return str(v)
+
+
+def emit(df: pl.DataFrame, fmt: str, *, title: str | None = None, kinds: dict[str, str] | None = None,
+         style: Callable[[dict], str | None] | None = None, fold: tuple[str, ...] = ()) -> None:
+    """Print ``df`` as a rich table, JSON (records) or CSV.
+
+    In tables only the ``fold`` columns may wrap; the others stay on one line.
+    """
+    if fmt == "json":
+        sys.stdout.write(df.write_json() + "\n")
+        return
+    if fmt == "csv":
+        flat = df.select([pl.col(c).cast(pl.String) if df.schema[c].is_nested() else pl.col(c) for c in df.columns])
+        sys.stdout.write(flat.write_csv())
+        return
+    kinds = kinds or {}
+    table = Table(title=title, header_style="bold", show_lines=False, pad_edge=False)
+    for c in df.columns:
+        numeric = df.schema[c].is_numeric()
+        table.add_column(c, justify="right" if numeric else "left", overflow="fold" if c in fold else "ellipsis", no_wrap=c not in fold)
+    for row in df.iter_rows(named=True):
+        table.add_row(*[fmt_num(row[c], kinds.get(c, "")) for c in df.columns], style=style(row) if style else None)
+    console().print(table)
