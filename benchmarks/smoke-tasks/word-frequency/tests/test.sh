@@ -1,0 +1,7 @@
+#!/bin/bash
+# Shared-mode verifier: runs in the task container after the agent.
+set -u
+ok=0
+[ "$(tr -d " \n" < /app/top.txt 2>/dev/null)" = "the" ] && ok=1
+echo "got: $(cat /app/top.txt 2>&1)"
+if [ "$ok" = 1 ]; then echo PASS; echo 1 > /logs/verifier/reward.txt; else echo FAIL; echo 0 > /logs/verifier/reward.txt; fi
