@@ -5,17 +5,15 @@ tool_calls, findings, load_errors). Analysis lives in ``evalkit.stats``,
 ``evalkit.compare`` and ``evalkit.patterns``; presentation in ``evalkit.charts``,
 ``evalkit.widgets`` and ``evalkit.report``. See docs/architecture.md.
 
-Note: ``evalkit.load`` is the loading *function*; the loader package is importable as
-``import evalkit.load.<module>`` (e.g. ``evalkit.load.trials.columns``).
+``evalkit.load`` is the loader package and is callable: ``evalkit.load(paths)`` loads, and
+``evalkit.load.trials.columns`` is where the trials frame's columns are declared.
 """
 
 from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from evalkit.load import Runs  # noqa: E402
-from evalkit.load import load as _load  # noqa: E402
-
-load = _load
+from evalkit import load
+from evalkit.load import Runs
 
 __all__ = ["Runs", "__version__", "load"]

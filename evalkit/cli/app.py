@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import typer
 
 app = typer.Typer(
@@ -17,10 +19,8 @@ def _register() -> None:
     from evalkit.cli import inspect_cmds  # noqa: F401
 
     for mod in ("compare_cmd", "report_cmd", "run_cmd", "manage_cmd"):
-        try:
+        with contextlib.suppress(ImportError):
             __import__(f"evalkit.cli.{mod}")
-        except ImportError:
-            pass
 
 
 def main() -> None:

@@ -16,7 +16,14 @@ from evalkit.tables.trials import find_job
 RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
 FormatOpt = typer.Option("table", "--format", "-f", help="table | json | csv")
 
-OUTCOME_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "timeout": "magenta", "error": "bold red", "incomplete": "dim"}
+OUTCOME_STYLE = {
+    "pass": "green",
+    "partial": "yellow",
+    "fail": "red",
+    "timeout": "magenta",
+    "error": "bold red",
+    "incomplete": "dim",
+}
 
 
 def _check_format(fmt: str) -> None:
@@ -34,11 +41,16 @@ def _load(path: Path) -> evalkit.Runs:
 def _report_errors(runs: evalkit.Runs) -> None:
     n = runs.load_errors.height
     if n:
-        console().print(f"[yellow]{n} load error(s); see runs.load_errors (e.g. {runs.load_errors['path'][0]}: {runs.load_errors['message'][0]})[/yellow]")
+        console().print(
+            f"[yellow]{n} load error(s); see runs.load_errors (e.g. {runs.load_errors['path'][0]}: {runs.load_errors['message'][0]})[/yellow]"
+        )
 
 
 @app.command("list")
-def list_cmd(path: Path = typer.Argument(Path("runs"), help="Runs folder, job folder(s) root."), fmt: str = FormatOpt) -> None:
+def list_cmd(
+    path: Path = typer.Argument(Path("runs"), help="Runs folder, job folder(s) root."),
+    fmt: str = FormatOpt,
+) -> None:
     """One row per job: state, model, outcome counts, pass rate, compute, tokens, cost."""
     _check_format(fmt)
     runs = _load(path)
@@ -66,18 +78,27 @@ def list_cmd(path: Path = typer.Argument(Path("runs"), help="Runs folder, job fo
         pl.col("n_output_tokens").alias("tok_out"),
         pl.col("cost_usd").alias("cost"),
     )
-    emit(show, fmt, title=f"{runs.jobs.height} jobs, {runs.trials.height} trials in {path}",
-         kinds={"pass%": "pct", "compute": "dur", "tok_in": "tok", "tok_out": "tok", "cost": "cost"}, fold=("job_name", "model"))
+    emit(
+        show,
+        fmt,
+        title=f"{runs.jobs.height} jobs, {runs.trials.height} trials in {path}",
+        kinds={"pass%": "pct", "compute": "dur", "tok_in": "tok", "tok_out": "tok", "cost": "cost"},
+        fold=("job_name", "model"),
+    )
     _report_errors(runs)
 
 
 def _resolve_job(runs: evalkit.Runs, job: str) -> pl.DataFrame:
     hit = find_job(runs.jobs, job)
     if hit.height == 0:
-        console().print(f"[red]No job matching {job!r}.[/red] Jobs: {', '.join(runs.jobs['job_name'].head(10).to_list())}")
+        console().print(
+            f"[red]No job matching {job!r}.[/red] Jobs: {', '.join(runs.jobs['job_name'].head(10).to_list())}"
+        )
         raise typer.Exit(2)
     if hit.height > 1:
-        console().print(f"[red]{job!r} matches {hit.height} jobs:[/red] {', '.join(hit['job_name'].to_list())}")
+        console().print(
+            f"[red]{job!r} matches {hit.height} jobs:[/red] {', '.join(hit['job_name'].to_list())}"
+        )
         raise typer.Exit(2)
     return hit
 
@@ -86,7 +107,9 @@ def _resolve_job(runs: evalkit.Runs, job: str) -> pl.DataFrame:
 def show_cmd(
     job: str = typer.Argument(..., help="Job name (or unique prefix, id, or folder)."),
     runs_dir: Path = RunsOpt,
-    status: str | None = typer.Option(None, "--status", "-s", help="Only trials with this outcome."),
+    status: str | None = typer.Option(
+        None, "--status", "-s", help="Only trials with this outcome."
+    ),
     fmt: str = FormatOpt,
 ) -> None:
     """A job's header (counts, pass rate, tokens, cost) and one row per trial."""
@@ -102,14 +125,35 @@ def show_cmd(
     c = console()
     c.print(f"[bold]{summ['job_name']}[/bold]  ({summ['state']})")
     c.print(f"  run: {summ['run']}   agent: {summ['agent_name']}   model: {summ['model_name']}")
-    c.print(f"  started: {fmt_num(summ['started_at'])}   compute: {fmt_num(summ['compute_s'], 'dur')}   trials: {summ['n_trials']} (declared {fmt_num(summ['n_declared'])}), tasks: {summ['tasks']}, attempts/task up to {fmt_num(summ['attempts_max'])}")
-    counts = ", ".join(f"{o} {summ[o]}" for o in ("pass", "partial", "fail", "timeout", "error", "no-reward", "incomplete") if summ[o])
-    c.print(f"  outcomes: {counts or '-'}   pass rate: {fmt_num(summ['pass_rate'], 'pct')}   mean reward: {fmt_num(summ['mean_reward'])}")
-    c.print(f"  tokens in/cache/out: {fmt_num(summ['n_input_tokens'], 'tok')} / {fmt_num(summ['n_cache_tokens'], 'tok')} / {fmt_num(summ['n_output_tokens'], 'tok')}   cost: {fmt_num(summ['cost_usd'], 'cost')} ({summ['cost_known']}/{summ['n_trials']} trials priced)")
+    c.print(
+        f"  started: {fmt_num(summ['started_at'])}   compute: {fmt_num(summ['compute_s'], 'dur')}   trials: {summ['n_trials']} (declared {fmt_num(summ['n_declared'])}), tasks: {summ['tasks']}, attempts/task up to {fmt_num(summ['attempts_max'])}"
+    )
+    counts = ", ".join(
+        f"{o} {summ[o]}"
+        for o in ("pass", "partial", "fail", "timeout", "error", "no-reward", "incomplete")
+        if summ[o]
+    )
+    c.print(
+        f"  outcomes: {counts or '-'}   pass rate: {fmt_num(summ['pass_rate'], 'pct')}   mean reward: {fmt_num(summ['mean_reward'])}"
+    )
+    c.print(
+        f"  tokens in/cache/out: {fmt_num(summ['n_input_tokens'], 'tok')} / {fmt_num(summ['n_cache_tokens'], 'tok')} / {fmt_num(summ['n_output_tokens'], 'tok')}   cost: {fmt_num(summ['cost_usd'], 'cost')} ({summ['cost_known']}/{summ['n_trials']} trials priced)"
+    )
     if summ["error_kinds"]:
         c.print(f"  error kinds: {summ['error_kinds']}")
-    emit(tab.drop("trial_name"), fmt, kinds={"duration_s": "dur", "n_input_tokens": "tok", "n_cache_tokens": "tok", "n_output_tokens": "tok", "cost_usd": "cost"},
-         style=lambda r: OUTCOME_STYLE.get(r["outcome"]), fold=("task_name", "error"))
+    emit(
+        tab.drop("trial_name"),
+        fmt,
+        kinds={
+            "duration_s": "dur",
+            "n_input_tokens": "tok",
+            "n_cache_tokens": "tok",
+            "n_output_tokens": "tok",
+            "cost_usd": "cost",
+        },
+        style=lambda r: OUTCOME_STYLE.get(r["outcome"]),
+        fold=("task_name", "error"),
+    )
 
 
 @app.command("task")
@@ -117,7 +161,9 @@ def task_cmd(
     job: str = typer.Argument(..., help="Job name (or unique prefix, id, or folder)."),
     task: str = typer.Argument(..., help="Task name (as in result.json; 'org/name' or 'name')."),
     runs_dir: Path = RunsOpt,
-    tail: int = typer.Option(15, "--tail", "-n", help="Lines of verifier output / agent logs to show."),
+    tail: int = typer.Option(
+        15, "--tail", "-n", help="Lines of verifier output / agent logs to show."
+    ),
     fmt: str = FormatOpt,
 ) -> None:
     """Everything about one task's trials: rewards, tokens, errors, verifier and agent log tails."""
@@ -137,15 +183,27 @@ def task_cmd(
         name = r["trial_name"]
         rewards = ", ".join(f"{x['name']}={x['value']:g}" for x in (r["rewards"] or [])) or "-"
         c.rule(f"attempt {r['attempt']}: {name}", style=OUTCOME_STYLE.get(r["outcome"], ""))
-        c.print(f"  outcome: [{OUTCOME_STYLE.get(r['outcome'], '')}]{r['outcome']}[/]  error kind: {r['error_kind']}  reward: {fmt_num(r['reward'])}  rewards: {rewards}")
-        c.print(f"  duration: {fmt_num(r['duration_s'], 'dur')} (agent {fmt_num(r['agent_s'], 'dur')}, verifier {fmt_num(r['verifier_s'], 'dur')})  tokens in/cache/out: {fmt_num(r['n_input_tokens'])} / {fmt_num(r['n_cache_tokens'])} / {fmt_num(r['n_output_tokens'])}  cost: {fmt_num(r['cost_usd'], 'cost')}")
-        c.print(f"  evidence: trajectory={r['has_trajectory']} reward={r['has_reward_file']} verifier={r['has_verifier_output']} artifacts={r['has_artifacts_manifest']}")
+        c.print(
+            f"  outcome: [{OUTCOME_STYLE.get(r['outcome'], '')}]{r['outcome']}[/]  error kind: {r['error_kind']}  reward: {fmt_num(r['reward'])}  rewards: {rewards}"
+        )
+        c.print(
+            f"  duration: {fmt_num(r['duration_s'], 'dur')} (agent {fmt_num(r['agent_s'], 'dur')}, verifier {fmt_num(r['verifier_s'], 'dur')})  tokens in/cache/out: {fmt_num(r['n_input_tokens'])} / {fmt_num(r['n_cache_tokens'])} / {fmt_num(r['n_output_tokens'])}  cost: {fmt_num(r['cost_usd'], 'cost')}"
+        )
+        c.print(
+            f"  evidence: trajectory={r['has_trajectory']} reward={r['has_reward_file']} verifier={r['has_verifier_output']} artifacts={r['has_artifacts_manifest']}"
+        )
         if name in det.errors:
             c.print("  [red]error:[/red]")
-            c.print("    " + det.errors[name].replace("\n", "\n    "), markup=False, highlight=False)
+            c.print(
+                "    " + det.errors[name].replace("\n", "\n    "), markup=False, highlight=False
+            )
         if name in det.verifier_tail:
             c.print(f"  verifier/test-stdout.txt (last {tail} lines):")
-            c.print("    " + det.verifier_tail[name].replace("\n", "\n    "), markup=False, highlight=False)
+            c.print(
+                "    " + det.verifier_tail[name].replace("\n", "\n    "),
+                markup=False,
+                highlight=False,
+            )
         for fn, size, text in det.agent_logs.get(name, []):
             c.print(f"  agent/{fn} ({size:,} bytes), last {tail} lines:")
             c.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)

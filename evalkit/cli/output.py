@@ -46,8 +46,15 @@ def fmt_num(v: Any, kind: str = "") -> str:
     return str(v)
 
 
-def emit(df: pl.DataFrame, fmt: str, *, title: str | None = None, kinds: dict[str, str] | None = None,
-         style: Callable[[dict], str | None] | None = None, fold: tuple[str, ...] = ()) -> None:
+def emit(
+    df: pl.DataFrame,
+    fmt: str,
+    *,
+    title: str | None = None,
+    kinds: dict[str, str] | None = None,
+    style: Callable[[dict], str | None] | None = None,
+    fold: tuple[str, ...] = (),
+) -> None:
     """Print ``df`` as a rich table, JSON (records) or CSV.
 
     In tables only the ``fold`` columns may wrap; the others stay on one line.
@@ -56,14 +63,27 @@ def emit(df: pl.DataFrame, fmt: str, *, title: str | None = None, kinds: dict[st
         sys.stdout.write(df.write_json() + "\n")
         return
     if fmt == "csv":
-        flat = df.select([pl.col(c).cast(pl.String) if df.schema[c].is_nested() else pl.col(c) for c in df.columns])
+        flat = df.select(
+            [
+                pl.col(c).cast(pl.String) if df.schema[c].is_nested() else pl.col(c)
+                for c in df.columns
+            ]
+        )
         sys.stdout.write(flat.write_csv())
         return
     kinds = kinds or {}
     table = Table(title=title, header_style="bold", show_lines=False, pad_edge=False)
     for c in df.columns:
         numeric = df.schema[c].is_numeric()
-        table.add_column(c, justify="right" if numeric else "left", overflow="fold" if c in fold else "ellipsis", no_wrap=c not in fold)
+        table.add_column(
+            c,
+            justify="right" if numeric else "left",
+            overflow="fold" if c in fold else "ellipsis",
+            no_wrap=c not in fold,
+        )
     for row in df.iter_rows(named=True):
-        table.add_row(*[fmt_num(row[c], kinds.get(c, "")) for c in df.columns], style=style(row) if style else None)
+        table.add_row(
+            *[fmt_num(row[c], kinds.get(c, "")) for c in df.columns],
+            style=style(row) if style else None,
+        )
     console().print(table)

@@ -69,7 +69,11 @@ def read_table(
 
 
 def write_table(
-    job_dir: str | os.PathLike[str], name: str, version: str, df: pl.DataFrame, meta: dict | None = None
+    job_dir: str | os.PathLike[str],
+    name: str,
+    version: str,
+    df: pl.DataFrame,
+    meta: dict | None = None,
 ) -> None:
     """Atomically write a table and its meta; failures are ignored (cache is optional)."""
     d = job_cache_dir(job_dir)

@@ -54,7 +54,9 @@ def _scandir(path: str, errors: list[LoadError], level: str) -> list[os.DirEntry
         with os.scandir(path) as it:
             return list(it)
     except OSError as e:
-        errors.append(LoadError(path, level, "unreadable", f"cannot list folder: {type(e).__name__}: {e}"))
+        errors.append(
+            LoadError(path, level, "unreadable", f"cannot list folder: {type(e).__name__}: {e}")
+        )
         return None
 
 
@@ -86,7 +88,14 @@ def _sniff_kind(path: str) -> str | None:
             continue
         if "trial_name" in data or "task_name" in data or "trials_dir" in data:
             return "trial"
-        if {"job_name", "jobs_dir", "n_attempts", "n_total_trials", "stats", "orchestrator"} & data.keys():
+        if {
+            "job_name",
+            "jobs_dir",
+            "n_attempts",
+            "n_total_trials",
+            "stats",
+            "orchestrator",
+        } & data.keys():
             return "job"
     return None
 
@@ -109,12 +118,19 @@ def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> list[s
             trials.append(os.path.realpath(e.path))
         else:
             out.errors.append(
-                LoadError(e.path, "job", "unrecognised_folder", "sub-folder of a job folder that does not look like a trial; not loaded")
+                LoadError(
+                    e.path,
+                    "job",
+                    "unrecognised_folder",
+                    "sub-folder of a job folder that does not look like a trial; not loaded",
+                )
             )
     return trials
 
 
-def _visit(path: str, label: str | None, depth: int, max_depth: int, out: Discovery, seen: set[str]) -> None:
+def _visit(
+    path: str, label: str | None, depth: int, max_depth: int, out: Discovery, seen: set[str]
+) -> None:
     real = os.path.realpath(path)
     if real in seen:
         return
@@ -123,12 +139,20 @@ def _visit(path: str, label: str | None, depth: int, max_depth: int, out: Discov
     if entries is None:
         return
     names = {e.name for e in entries}
-    subdirs = [e for e in entries if not e.name.startswith(".") and e.name not in SKIP_DIRS and _is_dir(e)]
+    subdirs = [
+        e for e in entries if not e.name.startswith(".") and e.name not in SKIP_DIRS and _is_dir(e)
+    ]
     if names & set(JOB_FILES):
         kind = _sniff_kind(real)
         if kind is None:  # unreadable config/result: decide by shape
-            own_trial = bool(TRIAL_NAME_RE.match(os.path.basename(real))) or bool(names & {"agent", "verifier"})
-            kind = "trial" if own_trial and not any(TRIAL_NAME_RE.match(e.name) for e in subdirs) else "job"
+            own_trial = bool(TRIAL_NAME_RE.match(os.path.basename(real))) or bool(
+                names & {"agent", "verifier"}
+            )
+            kind = (
+                "trial"
+                if own_trial and not any(TRIAL_NAME_RE.match(e.name) for e in subdirs)
+                else "job"
+            )
         if kind == "trial":
             # a trial folder given directly: load its job, restricted to this trial
             out.jobs.append(JobRef(os.path.dirname(real), label, [real], only={real}))
@@ -172,7 +196,11 @@ def discover(
             if p.endswith(".jsonl") and _rollout_check(p):
                 out.rollouts.append((os.path.realpath(p), label))
             else:
-                out.errors.append(LoadError(p, "discover", "not_a_folder", "expected a runs, job or rollout folder"))
+                out.errors.append(
+                    LoadError(
+                        p, "discover", "not_a_folder", "expected a runs, job or rollout folder"
+                    )
+                )
             continue
         _visit(p, label, 0, max_depth, out, seen)
     # merge refs to the same job (e.g. two trial paths of one job)

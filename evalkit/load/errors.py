@@ -17,7 +17,12 @@ from evalkit.load._columns import Column, conform
 COLUMNS: tuple[Column, ...] = (
     Column("path", pl.String, "File or folder the problem is about.", True),
     Column("level", pl.String, "job / trial / file / trajectory / rollout.", True),
-    Column("error_type", pl.String, "Short kind of problem (json_decode, too_large, not_atif, ...).", True),
+    Column(
+        "error_type",
+        pl.String,
+        "Short kind of problem (json_decode, too_large, not_atif, ...).",
+        True,
+    ),
     Column("message", pl.String, "Human-readable explanation.", True),
     Column("job_id", pl.String, "Job the path belongs to, when known."),
     Column("trial_id", pl.String, "Trial the path belongs to, when known."),

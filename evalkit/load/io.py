@@ -29,7 +29,9 @@ def max_bytes() -> int:
     return DEFAULT_MAX_BYTES
 
 
-def read_bytes(path: str, level: str, limit: int | None = None) -> tuple[bytes | None, LoadError | None]:
+def read_bytes(
+    path: str, level: str, limit: int | None = None
+) -> tuple[bytes | None, LoadError | None]:
     """Read a whole file, refusing folders, special files and files over the size cap."""
     limit = max_bytes() if limit is None else limit
     try:
@@ -46,7 +48,10 @@ def read_bytes(path: str, level: str, limit: int | None = None) -> tuple[bytes |
         return None, LoadError(path, level, "not_a_file", "not a regular file")
     if st.st_size > limit:
         return None, LoadError(
-            path, level, "too_large", f"{st.st_size} bytes is over the {limit}-byte cap (EVALKIT_MAX_FILE_MB)"
+            path,
+            level,
+            "too_large",
+            f"{st.st_size} bytes is over the {limit}-byte cap (EVALKIT_MAX_FILE_MB)",
         )
     try:
         with open(path, "rb") as fh:
@@ -54,7 +59,9 @@ def read_bytes(path: str, level: str, limit: int | None = None) -> tuple[bytes |
     except OSError as e:
         return None, LoadError(path, level, "unreadable", f"{type(e).__name__}: {e}")
     if len(data) > limit:
-        return None, LoadError(path, level, "too_large", f"grew over the {limit}-byte cap while reading")
+        return None, LoadError(
+            path, level, "too_large", f"grew over the {limit}-byte cap while reading"
+        )
     return data, None
 
 

@@ -37,41 +37,77 @@ ERROR_KINDS = ("none", "agent", "infra", "provider", "verifier", "config", "canc
 
 ERROR_KIND_BY_TYPE: dict[str, str] = {
     **dict.fromkeys(
-        (
-            "NonZeroAgentExitCodeError AgentTimeoutError ContextWindowExceededError "
-            "ContextLengthExceededError OutputTokenExceededError OutputLengthExceededError "
-            "AgentSafetyRefusalError ContentPolicyViolationError"
-        ).split(),
+        [
+            "NonZeroAgentExitCodeError",
+            "AgentTimeoutError",
+            "ContextWindowExceededError",
+            "ContextLengthExceededError",
+            "OutputTokenExceededError",
+            "OutputLengthExceededError",
+            "AgentSafetyRefusalError",
+            "ContentPolicyViolationError",
+        ],
         "agent",
     ),
     **dict.fromkeys(
-        (
-            "EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError "
-            "HealthcheckError SandboxLikelyOutOfMemoryError MemoryLimitExceededError "
-            "SSHAccessError RuntimeRequestError AddTestsDirError DownloadVerifierDirError"
-        ).split(),
+        [
+            "EnvironmentStartTimeoutError",
+            "SandboxBuildFailedError",
+            "AgentSetupTimeoutError",
+            "HealthcheckError",
+            "SandboxLikelyOutOfMemoryError",
+            "MemoryLimitExceededError",
+            "SSHAccessError",
+            "RuntimeRequestError",
+            "AddTestsDirError",
+            "DownloadVerifierDirError",
+        ],
         "infra",
     ),
     **dict.fromkeys(
-        (
-            "ApiError ApiRateLimitError ApiInternalServerError ApiOverloadedError "
-            "ApiResponseStalledError UnknownApiError NetworkConnectionError ApiUsageLimitError "
-            "RateLimitError InternalServerError ServiceUnavailableError APIConnectionError "
-            "APIError Timeout"
-        ).split(),
+        [
+            "ApiError",
+            "ApiRateLimitError",
+            "ApiInternalServerError",
+            "ApiOverloadedError",
+            "ApiResponseStalledError",
+            "UnknownApiError",
+            "NetworkConnectionError",
+            "ApiUsageLimitError",
+            "RateLimitError",
+            "InternalServerError",
+            "ServiceUnavailableError",
+            "APIConnectionError",
+            "APIError",
+            "Timeout",
+        ],
         "provider",
     ),
     **dict.fromkeys(
-        "VerifierTimeoutError RewardFileNotFoundError RewardFileEmptyError VerifierOutputParseError".split(),
+        [
+            "VerifierTimeoutError",
+            "RewardFileNotFoundError",
+            "RewardFileEmptyError",
+            "VerifierOutputParseError",
+        ],
         "verifier",
     ),
     **dict.fromkeys(
-        (
-            "AgentAuthenticationError ModelNotFoundError ApiProviderResourceNotFoundError "
-            "AuthenticationError PermissionDeniedError NotFoundError BadRequestError "
-            "UnsupportedModelParametersError UnprocessableEntityError UnsupportedParamsError "
-            "APIResponseValidationError BudgetExceededError RegradeError"
-        ).split(),
+        [
+            "AgentAuthenticationError",
+            "ModelNotFoundError",
+            "ApiProviderResourceNotFoundError",
+            "AuthenticationError",
+            "PermissionDeniedError",
+            "NotFoundError",
+            "BadRequestError",
+            "UnsupportedModelParametersError",
+            "UnprocessableEntityError",
+            "UnsupportedParamsError",
+            "APIResponseValidationError",
+            "BudgetExceededError",
+            "RegradeError",
+        ],
         "config",
     ),
     "CancelledError": "cancelled",

@@ -14,8 +14,19 @@ REDACTED = "[REDACTED]"
 
 #: Keys whose values are always hidden (case-insensitive substring match).
 SECRET_KEY_PARTS = (
-    "api_key", "apikey", "api-key", "secret", "token", "password", "passwd", "credential",
-    "auth", "private_key", "access_key", "session_key", "cookie",
+    "api_key",
+    "apikey",
+    "api-key",
+    "secret",
+    "token",
+    "password",
+    "passwd",
+    "credential",
+    "auth",
+    "private_key",
+    "access_key",
+    "session_key",
+    "cookie",
 )
 #: Dict keys whose whole value is a mapping of environment variables.
 ENV_KEYS = ("env", "environment_variables", "env_vars")
@@ -31,7 +42,9 @@ SECRET_VALUE_RE = re.compile(
 
 def is_secret_key(key: str) -> bool:
     k = key.lower()
-    if k in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "max_tokens") or k.endswith("_tokens"):
+    if k in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "max_tokens") or k.endswith(
+        "_tokens"
+    ):
         return False
     return any(p in k for p in SECRET_KEY_PARTS)
 

@@ -85,13 +85,22 @@ class Runs:
     def _ensure_trajectories(self) -> TrajectoryFrames:
         if self._traj is None:
             if self._trajectory_builder is None:
-                tf = TrajectoryFrames(empty(STEP_COLUMNS), empty(TOOL_CALL_COLUMNS), pl.DataFrame({"trial_id": []}, schema={"trial_id": pl.String}))
+                tf = TrajectoryFrames(
+                    empty(STEP_COLUMNS),
+                    empty(TOOL_CALL_COLUMNS),
+                    pl.DataFrame({"trial_id": []}, schema={"trial_id": pl.String}),
+                )
             else:
                 tf = self._trajectory_builder(self._trials)
             if self._pre_steps is not None:
-                tf.steps = pl.concat([tf.steps, conform(self._pre_steps, STEP_COLUMNS)], how="diagonal_relaxed")
+                tf.steps = pl.concat(
+                    [tf.steps, conform(self._pre_steps, STEP_COLUMNS)], how="diagonal_relaxed"
+                )
             if self._pre_tool_calls is not None:
-                tf.tool_calls = pl.concat([tf.tool_calls, conform(self._pre_tool_calls, TOOL_CALL_COLUMNS)], how="diagonal_relaxed")
+                tf.tool_calls = pl.concat(
+                    [tf.tool_calls, conform(self._pre_tool_calls, TOOL_CALL_COLUMNS)],
+                    how="diagonal_relaxed",
+                )
             self._traj = tf
         return self._traj
 
@@ -135,9 +144,7 @@ class Runs:
         if t.height == 0:
             return []
         order = (
-            t.group_by("run")
-            .agg(pl.col("started_at").min().alias("s"))
-            .sort("s", nulls_last=True)
+            t.group_by("run").agg(pl.col("started_at").min().alias("s")).sort("s", nulls_last=True)
         )
         return order["run"].to_list()
 

@@ -96,7 +96,9 @@ def _clean(expr: pl.Expr) -> pl.Expr:
 def parse_aware(expr: pl.Expr) -> pl.Expr:
     """Parse zone-carrying ISO strings to UTC (null for naive / garbage)."""
     e = _clean(expr).str.replace(r"[Zz]$", "+00:00")
-    return e.str.to_datetime("%Y-%m-%dT%H:%M:%S%.f%:z", strict=False, time_zone="UTC", time_unit="us")
+    return e.str.to_datetime(
+        "%Y-%m-%dT%H:%M:%S%.f%:z", strict=False, time_zone="UTC", time_unit="us"
+    )
 
 
 def parse_naive(expr: pl.Expr) -> pl.Expr:
@@ -118,12 +120,16 @@ def to_utc(expr: pl.Expr, zone_col: pl.Expr, zones: list[str]) -> pl.Expr:
         if off is not None:
             val = (naive - pl.duration(seconds=off)).dt.replace_time_zone("UTC")
         else:
-            val = naive.dt.replace_time_zone(z, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+            val = naive.dt.replace_time_zone(
+                z, ambiguous="earliest", non_existent="null"
+            ).dt.convert_time_zone("UTC")
         conv = pl.when(zone_col == z).then(val).otherwise(conv)
     return pl.coalesce(aware, conv)
 
 
-def choose_offset(lo_s: float | None, hi_s: float | None, anchor_s: float | None, local_s: int | None) -> int | None:
+def choose_offset(
+    lo_s: float | None, hi_s: float | None, anchor_s: float | None, local_s: int | None
+) -> int | None:
     """Pick the writer's UTC offset (seconds) from bounds implied by the job's own data.
 
     ``lo_s``/``hi_s`` bound the offset: a naive job start must precede every aware trial

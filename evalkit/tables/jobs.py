@@ -29,7 +29,9 @@ def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
         pl.col("task_name").n_unique().alias("tasks"),
         pl.col("task_name").value_counts().struct.field("count").max().alias("attempts_max"),
         *[(pl.col("outcome") == o).sum().alias(o) for o in OUTCOME_COUNTS],
-        pl.when(done.sum() > 0).then((pl.col("outcome") == "pass").sum() / done.sum()).alias("pass_rate"),
+        pl.when(done.sum() > 0)
+        .then((pl.col("outcome") == "pass").sum() / done.sum())
+        .alias("pass_rate"),
         pl.col("reward").fill_null(0.0).filter(done).mean().alias("mean_reward"),
         pl.col("duration_s").sum().alias("compute_s"),
         _sum_known("n_input_tokens").alias("n_input_tokens"),
@@ -45,10 +47,23 @@ def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
         .len()
         .sort("error_kind")
         .group_by("job_id")
-        .agg(pl.concat_str([pl.col("error_kind"), pl.col("len").cast(pl.String)], separator=":").str.join(", ").alias("error_kinds"))
+        .agg(
+            pl.concat_str([pl.col("error_kind"), pl.col("len").cast(pl.String)], separator=":")
+            .str.join(", ")
+            .alias("error_kinds")
+        )
     )
     out = (
-        jobs.select("job_id", "job_name", "state", "run", "agent_name", "model_name", "started_at", pl.col("n_trials_declared").alias("n_declared"))
+        jobs.select(
+            "job_id",
+            "job_name",
+            "state",
+            "run",
+            "agent_name",
+            "model_name",
+            "started_at",
+            pl.col("n_trials_declared").alias("n_declared"),
+        )
         .join(per, on="job_id", how="left")
         .join(kinds, on="job_id", how="left")
         .with_columns(

@@ -14,7 +14,9 @@ def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
     """Rows of ``jobs`` matching a job name, job id, job folder path or unique name prefix."""
     real = os.path.realpath(key) if os.path.exists(key) else None
     exact = jobs.filter(
-        (pl.col("job_name") == key) | (pl.col("job_id") == key) | (pl.col("harbor_job_id") == key)
+        (pl.col("job_name") == key)
+        | (pl.col("job_id") == key)
+        | (pl.col("harbor_job_id") == key)
         | (pl.col("job_dir") == (real or ""))
     )
     if exact.height:
@@ -22,7 +24,9 @@ def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
     return jobs.filter(pl.col("job_name").str.starts_with(key))
 
 
-def trials_table(trials: pl.DataFrame, job_ids: list[str], status: str | None = None) -> pl.DataFrame:
+def trials_table(
+    trials: pl.DataFrame, job_ids: list[str], status: str | None = None
+) -> pl.DataFrame:
     """One row per trial of the given jobs: task, attempt, outcome, reward, duration, tokens,
     turns, cost, error kind and the error text (first line, 50 characters)."""
     t = trials.filter(pl.col("job_id").is_in(job_ids))
@@ -41,7 +45,11 @@ def trials_table(trials: pl.DataFrame, job_ids: list[str], status: str | None = 
         pl.coalesce("n_turns", "n_steps").alias("turns"),
         "cost_usd",
         "error_kind",
-        pl.concat_str([pl.col("exception_type"), pl.col("exception_message").str.split("\n").list.first()], separator=": ", ignore_nulls=True)
+        pl.concat_str(
+            [pl.col("exception_type"), pl.col("exception_message").str.split("\n").list.first()],
+            separator=": ",
+            ignore_nulls=True,
+        )
         .str.slice(0, 50)
         .alias("error"),
     )
@@ -56,7 +64,9 @@ class TaskDetail:
     trials: pl.DataFrame
     errors: dict[str, str] = field(default_factory=dict)  # trial_name -> first lines of the error
     verifier_tail: dict[str, str] = field(default_factory=dict)  # trial_name -> tail of test-stdout
-    agent_logs: dict[str, list[tuple[str, int, str]]] = field(default_factory=dict)  # (file, bytes, tail)
+    agent_logs: dict[str, list[tuple[str, int, str]]] = field(
+        default_factory=dict
+    )  # (file, bytes, tail)
 
 
 def _tail(path: str, n: int, max_bytes: int = 256 * 1024) -> str | None:
@@ -72,9 +82,14 @@ def _tail(path: str, n: int, max_bytes: int = 256 * 1024) -> str | None:
     return "\n".join(lines[-n:])
 
 
-def task_detail(trials: pl.DataFrame, job_ids: list[str], job_name: str, task: str, tail: int = 15) -> TaskDetail:
+def task_detail(
+    trials: pl.DataFrame, job_ids: list[str], job_name: str, task: str, tail: int = 15
+) -> TaskDetail:
     """Tokens, rewards, errors (first 10 lines), verifier tail and agent log tails of a task."""
-    t = trials.filter(pl.col("job_id").is_in(job_ids) & ((pl.col("task_name") == task) | (pl.col("task_name").str.ends_with("/" + task))))
+    t = trials.filter(
+        pl.col("job_id").is_in(job_ids)
+        & ((pl.col("task_name") == task) | (pl.col("task_name").str.ends_with("/" + task)))
+    )
     t = t.sort("attempt")
     det = TaskDetail(job_name, task, t)
     for r in t.iter_rows(named=True):

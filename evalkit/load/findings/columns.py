@@ -19,7 +19,16 @@ COLUMNS: tuple[Column, ...] = (
     Column("severity", pl.String, "low / medium / high.", True),
     Column("confidence", pl.Float64, "0..1: how sure the rule is (heuristics < structural facts)."),
     Column("evidence", pl.String, "Short snippet showing why (commands, claim text).", True),
-    Column("rule_version", pl.String, "Detector rule version, e.g. 'structural-1' or 'trainerd-1'.", True),
-    Column("source", pl.String, "'detected' (evalkit) or 'recorded' (from a rollout's tool.antipattern events)."),
+    Column(
+        "rule_version",
+        pl.String,
+        "Detector rule version, e.g. 'structural-1' or 'trainerd-1'.",
+        True,
+    ),
+    Column(
+        "source",
+        pl.String,
+        "'detected' (evalkit) or 'recorded' (from a rollout's tool.antipattern events).",
+    ),
     Column("mode", pl.String, "'structural' or 'trainerd' (null for recorded findings)."),
 )

@@ -50,7 +50,15 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
             errors.append(LoadError(err.path, "job", err.error_type, err.message, job_id=job_id))
             return {}
         if not isinstance(val, dict):
-            errors.append(LoadError(p, "job", "wrong_type", f"{name} holds a {type(val).__name__}, expected an object", job_id=job_id))
+            errors.append(
+                LoadError(
+                    p,
+                    "job",
+                    "wrong_type",
+                    f"{name} holds a {type(val).__name__}, expected an object",
+                    job_id=job_id,
+                )
+            )
             return {}
         return val
 
@@ -83,7 +91,9 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "n_trials_declared": as_int(res.get("n_total_trials")),
         "stats_completed": as_int(stats.get("n_completed_trials", stats.get("n_trials"))),
         "stats_errored": as_int(stats.get("n_errored_trials", stats.get("n_errors"))),
-        "agent_name": _join([as_str(a.get("name")) or as_str(a.get("import_path")) for a in agents]),
+        "agent_name": _join(
+            [as_str(a.get("name")) or as_str(a.get("import_path")) for a in agents]
+        ),
         "model_name": _join([as_str(a.get("model_name")) for a in agents]),
         "dataset": _join([_dataset_label(d) for d in datasets]),
         "n_attempts": as_int(cfg.get("n_attempts")),
@@ -92,7 +102,9 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
         "harbor_version": as_str(harbor.get("version")),
         "format": fmt,
-        "config_json": orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode() if cfg else None,
+        "config_json": orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode()
+        if cfg
+        else None,
         "job_name_cfg": as_str(cfg.get("job_name")),
     }
     return rec, errors

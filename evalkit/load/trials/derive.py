@@ -36,7 +36,9 @@ def _secs(end: str, start: str) -> pl.Expr:
 def default_run_label() -> pl.Expr:
     """agent__model__dataset, like Harbor's own evals key (model without its provider)."""
     model = pl.col("model_name").str.split("/").list.slice(1).list.join("/")
-    model = pl.when(pl.col("model_name").str.contains("/")).then(model).otherwise(pl.col("model_name"))
+    model = (
+        pl.when(pl.col("model_name").str.contains("/")).then(model).otherwise(pl.col("model_name"))
+    )
     return pl.concat_str(
         [
             pl.col("agent_name").fill_null("unknown-agent"),
@@ -65,12 +67,25 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
         _secs("_v_e", "_v_s").alias("verifier_s"),
         error_kind_expr(pl.col("exception_type")).alias("error_kind"),
         pl.lit("harbor").alias("source_format"),
-        pl.when(pl.col("cost_usd").is_not_null()).then(pl.lit("recorded")).otherwise(pl.lit("unknown")).alias("cost_status"),
+        pl.when(pl.col("cost_usd").is_not_null())
+        .then(pl.lit("recorded"))
+        .otherwise(pl.lit("unknown"))
+        .alias("cost_status"),
     )
     has_rewards = pl.col("rewards").list.len().fill_null(0) > 0
     df = df.with_columns(
-        outcome_expr(pl.col("reward"), pl.col("exception_type"), pl.col("result_present"), pl.col("error_kind"), outcome_rule).alias("outcome"),
-        reward_valid_expr(pl.col("reward_valid_recorded"), has_rewards & pl.col("result_present"), pl.col("error_kind")).alias("reward_valid"),
+        outcome_expr(
+            pl.col("reward"),
+            pl.col("exception_type"),
+            pl.col("result_present"),
+            pl.col("error_kind"),
+            outcome_rule,
+        ).alias("outcome"),
+        reward_valid_expr(
+            pl.col("reward_valid_recorded"),
+            has_rewards & pl.col("result_present"),
+            pl.col("error_kind"),
+        ).alias("reward_valid"),
         pl.all_horizontal(
             pl.col("has_trajectory").fill_null(False),
             pl.col("has_reward_file").fill_null(False),
@@ -97,4 +112,11 @@ def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
     df = df.with_columns(pl.int_range(pl.len()).alias("__row")).join(
         order.select("__row", "attempt"), on="__row", how="left"
     )
-    return conform(df.sort("__row").drop([c for c in df.columns if c.startswith("__") or c.startswith("_")] + ["__row"], strict=False), COLUMNS, extra=False)
+    return conform(
+        df.sort("__row").drop(
+            [c for c in df.columns if c.startswith("__") or c.startswith("_")] + ["__row"],
+            strict=False,
+        ),
+        COLUMNS,
+        extra=False,
+    )

@@ -79,7 +79,9 @@ def _task_ref(task_id: Any) -> tuple[str | None, str | None]:
         return f"{t.get('org')}/{t.get('name')}" + (f"@{ref}" if ref else ""), "package"
     if t.get("git_url"):
         commit = t.get("git_commit_id")
-        return f"{t.get('git_url')}" + (f"@{commit}" if commit else "") + f":{t.get('path') or ''}", "git"
+        return f"{t.get('git_url')}" + (
+            f"@{commit}" if commit else ""
+        ) + f":{t.get('path') or ''}", "git"
     if "path" in t and t.get("path") is not None:
         return str(t.get("path")), "local"
     return None, None
@@ -100,13 +102,27 @@ def _numeric_rewards(
     out: list[dict[str, Any]] = []
     if not isinstance(raw, dict):
         if raw is not None:
-            errors.append(LoadError(path, "file", "wrong_type", f"rewards is {type(raw).__name__}, expected an object", trial_id=trial_id))
+            errors.append(
+                LoadError(
+                    path,
+                    "file",
+                    "wrong_type",
+                    f"rewards is {type(raw).__name__}, expected an object",
+                    trial_id=trial_id,
+                )
+            )
         return out
     for k, v in raw.items():
         f = finite_float(v)
         if f is None:
             errors.append(
-                LoadError(path, "file", "non_numeric_reward", f"reward key {k!r} has non-numeric value {str(v)[:60]!r}; key dropped", trial_id=trial_id)
+                LoadError(
+                    path,
+                    "file",
+                    "non_numeric_reward",
+                    f"reward key {k!r} has non-numeric value {str(v)[:60]!r}; key dropped",
+                    trial_id=trial_id,
+                )
             )
             continue
         out.append({"name": str(k), "value": f})
@@ -121,7 +137,9 @@ def primary_reward(items: list[dict[str, Any]]) -> float | None:
     return items[0]["value"] if items else None
 
 
-def _reward_files(trial_dir: str, json_first: bool, trial_id: str | None, errors: list[LoadError]) -> tuple[list[dict], str | None]:
+def _reward_files(
+    trial_dir: str, json_first: bool, trial_id: str | None, errors: list[LoadError]
+) -> tuple[list[dict], str | None]:
     vdir = os.path.join(trial_dir, "verifier")
     order = ("reward.json", "reward.txt") if json_first else ("reward.txt", "reward.json")
     for fname in order:
@@ -131,22 +149,42 @@ def _reward_files(trial_dir: str, json_first: bool, trial_id: str | None, errors
         if fname == "reward.txt":
             data, err = read_bytes(p, "file", limit=1024 * 1024)
             if err is not None:
-                errors.append(LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id))
+                errors.append(
+                    LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
+                )
                 continue
             text = data.decode("utf-8", errors="replace").strip()
             try:
                 f = float(text)
             except ValueError:
-                errors.append(LoadError(p, "file", "non_numeric_reward", f"reward.txt is not a number: {text[:60]!r}", trial_id=trial_id))
+                errors.append(
+                    LoadError(
+                        p,
+                        "file",
+                        "non_numeric_reward",
+                        f"reward.txt is not a number: {text[:60]!r}",
+                        trial_id=trial_id,
+                    )
+                )
                 continue
             f2 = finite_float(f)
             if f2 is None:
-                errors.append(LoadError(p, "file", "non_numeric_reward", f"reward.txt is not finite: {text[:60]!r}", trial_id=trial_id))
+                errors.append(
+                    LoadError(
+                        p,
+                        "file",
+                        "non_numeric_reward",
+                        f"reward.txt is not finite: {text[:60]!r}",
+                        trial_id=trial_id,
+                    )
+                )
                 continue
             return [{"name": "reward", "value": f2}], "reward.txt"
         val, err = read_json(p, "file", limit=16 * 1024 * 1024)
         if err is not None:
-            errors.append(LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id))
+            errors.append(
+                LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
+            )
             continue
         items = _numeric_rewards(val, p, trial_id, errors)
         if items:
@@ -159,9 +197,7 @@ def _json_first(trial_dir: str, config: dict, names: set[str]) -> bool:
     if "lock.json" in names:  # trial lock.json: >= 0.17
         return True
     env = as_dict(config.get("environment"))
-    if "mounts_json" in env:
-        return False
-    return True
+    return "mounts_json" not in env
 
 
 def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]]:
@@ -172,15 +208,29 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     try:
         names = set(os.listdir(trial_dir))
     except OSError as e:
-        errors.append(LoadError(trial_dir, "trial", "unreadable", f"{type(e).__name__}: {e}", trial_id=trial_id))
+        errors.append(
+            LoadError(
+                trial_dir, "trial", "unreadable", f"{type(e).__name__}: {e}", trial_id=trial_id
+            )
+        )
         names = set()
     res: dict = {}
     if "result.json" in names:
         val, err = read_json(os.path.join(trial_dir, "result.json"), "trial")
         if err is not None:
-            errors.append(LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id))
+            errors.append(
+                LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
+            )
         elif not isinstance(val, dict):
-            errors.append(LoadError(os.path.join(trial_dir, "result.json"), "trial", "wrong_type", f"result.json holds a {type(val).__name__}, expected an object", trial_id=trial_id))
+            errors.append(
+                LoadError(
+                    os.path.join(trial_dir, "result.json"),
+                    "trial",
+                    "wrong_type",
+                    f"result.json holds a {type(val).__name__}, expected an object",
+                    trial_id=trial_id,
+                )
+            )
         else:
             res = val
     rec[_IDX["result_present"]] = bool(res)
@@ -188,7 +238,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     if not config and "config.json" in names:
         val, err = read_json(os.path.join(trial_dir, "config.json"), "trial")
         if err is not None:
-            errors.append(LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id))
+            errors.append(
+                LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
+            )
         elif isinstance(val, dict):
             config = val
     agent_cfg = as_dict(config.get("agent"))
@@ -196,7 +248,11 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
 
     rec[_IDX["result_id"]] = as_str(res.get("id"))
     rec[_IDX["recorded_job_id"]] = as_str(config.get("job_id"))
-    rec[_IDX["trial_name"]] = as_str(res.get("trial_name")) or as_str(config.get("trial_name")) or os.path.basename(trial_dir)
+    rec[_IDX["trial_name"]] = (
+        as_str(res.get("trial_name"))
+        or as_str(config.get("trial_name"))
+        or os.path.basename(trial_dir)
+    )
     task_name = as_str(res.get("task_name")) or as_str(task_cfg.get("name"))
     if task_name is None and task_cfg.get("path"):
         task_name = os.path.basename(str(task_cfg.get("path")).rstrip("/"))
@@ -209,8 +265,14 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     info = as_dict(res.get("agent_info"))
     minfo = as_dict(info.get("model_info"))
     version = as_str(info.get("version"))
-    rec[_IDX["agent_name"]] = as_str(info.get("name")) or as_str(agent_cfg.get("name")) or as_str(agent_cfg.get("import_path"))
-    rec[_IDX["agent_version"]] = version.splitlines()[0].strip() if version and version.strip() else version
+    rec[_IDX["agent_name"]] = (
+        as_str(info.get("name"))
+        or as_str(agent_cfg.get("name"))
+        or as_str(agent_cfg.get("import_path"))
+    )
+    rec[_IDX["agent_version"]] = (
+        version.splitlines()[0].strip() if version and version.strip() else version
+    )
     rec[_IDX["agent_import_path"]] = as_str(agent_cfg.get("import_path"))
     provider, mname = as_str(minfo.get("provider")), as_str(minfo.get("name"))
     cfg_model = as_str(agent_cfg.get("model_name"))
@@ -232,7 +294,11 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if r is not None:
                 raw_rewards = r
                 break
-    items = _numeric_rewards(raw_rewards, os.path.join(trial_dir, "result.json"), trial_id, errors) if raw_rewards is not None else []
+    items = (
+        _numeric_rewards(raw_rewards, os.path.join(trial_dir, "result.json"), trial_id, errors)
+        if raw_rewards is not None
+        else []
+    )
     source = "result" if items else None
     has_reward_file = False
     vnames: set[str] = set()
@@ -243,7 +309,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             vnames = set()
         has_reward_file = bool(vnames & {"reward.json", "reward.txt"})
     if not items and has_reward_file:
-        file_items, fsrc = _reward_files(trial_dir, _json_first(trial_dir, config, names), trial_id, errors)
+        file_items, fsrc = _reward_files(
+            trial_dir, _json_first(trial_dir, config, names), trial_id, errors
+        )
         if file_items:
             items, source = file_items, fsrc
     rec[_IDX["rewards"]] = items
@@ -261,7 +329,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
                 break
     rec[_IDX["exception_type"]] = as_str(exc.get("exception_type"))
     msg = exc.get("exception_message")
-    rec[_IDX["exception_message"]] = msg if isinstance(msg, str) else (None if msg is None else str(msg))
+    rec[_IDX["exception_message"]] = (
+        msg if isinstance(msg, str) else (None if msg is None else str(msg))
+    )
     rec[_IDX["ts_exception"]] = _ts(exc.get("occurred_at"))
 
     rec[_IDX["ts_started"]] = _ts(res.get("started_at"))
@@ -293,10 +363,15 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         )
     if not has_traj and "steps" in names:
         sdir = os.path.join(trial_dir, "steps")
-        has_traj = any(os.path.isfile(os.path.join(sdir, s, "agent", "trajectory.json")) for s in _safe_list(sdir))
+        has_traj = any(
+            os.path.isfile(os.path.join(sdir, s, "agent", "trajectory.json"))
+            for s in _safe_list(sdir)
+        )
     rec[_IDX["has_trajectory"]] = has_traj
     rec[_IDX["has_reward_file"]] = has_reward_file or bool(items and source == "result")
-    rec[_IDX["has_verifier_output"]] = bool(vnames & {"test-stdout.txt", "ctrf.json", "test-stderr.txt"})
+    rec[_IDX["has_verifier_output"]] = bool(
+        vnames & {"test-stdout.txt", "ctrf.json", "test-stderr.txt"}
+    )
     rec[_IDX["has_artifacts_manifest"]] = "artifacts" in names and os.path.isfile(
         os.path.join(trial_dir, "artifacts", "manifest.json")
     )

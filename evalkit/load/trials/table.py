@@ -38,13 +38,20 @@ def trial_sig(trial_dir: str) -> str:
     j = os.path.join
     return "|".join(
         _cache.file_sig(p)
-        for p in (trial_dir, j(trial_dir, "result.json"), j(trial_dir, "verifier"), j(trial_dir, "agent"))
+        for p in (
+            trial_dir,
+            j(trial_dir, "result.json"),
+            j(trial_dir, "verifier"),
+            j(trial_dir, "agent"),
+        )
     )
 
 
 def job_sig(job_dir: str) -> str:
     j = os.path.join
-    return "|".join(_cache.file_sig(p) for p in (job_dir, j(job_dir, "result.json"), j(job_dir, "config.json")))
+    return "|".join(
+        _cache.file_sig(p) for p in (job_dir, j(job_dir, "result.json"), j(job_dir, "config.json"))
+    )
 
 
 @dataclass
@@ -63,7 +70,9 @@ class JobTrials:
 
 def _raw_frame(rows: list[tuple], ids: list[str], sigs: list[str]) -> pl.DataFrame:
     df = pl.DataFrame(rows, schema=RAW_SCHEMA, orient="row")
-    return df.with_columns(pl.Series("trial_id", ids, pl.String), pl.Series("_sig", sigs, pl.String))
+    return df.with_columns(
+        pl.Series("trial_id", ids, pl.String), pl.Series("_sig", sigs, pl.String)
+    )
 
 
 def _errors_frame(errors: Iterable[LoadError]) -> pl.DataFrame:
@@ -75,7 +84,9 @@ def _errors_from_frame(df: pl.DataFrame) -> list[LoadError]:
     return [LoadError(**r) for r in df.iter_rows(named=True)]
 
 
-def plan_job(job_dir: str, job_id: str, trial_dirs: list[str], *, use_cache: bool, job_complete: bool) -> JobTrials:
+def plan_job(
+    job_dir: str, job_id: str, trial_dirs: list[str], *, use_cache: bool, job_complete: bool
+) -> JobTrials:
     """Decide, per trial, whether its cached record is valid or it must be extracted."""
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
     ids = {d: _cache.path_key(d) for d in trial_dirs}
@@ -90,7 +101,10 @@ def plan_job(job_dir: str, job_id: str, trial_dirs: list[str], *, use_cache: boo
         sigs = {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
             pl.col("trial_dir").is_in(list(trial_dirs))
-            & (pl.col("_sig") == pl.col("trial_dir").replace_strict(sigs, default=None, return_dtype=pl.String))
+            & (
+                pl.col("_sig")
+                == pl.col("trial_dir").replace_strict(sigs, default=None, return_dtype=pl.String)
+            )
         )
         kept = set(keep["trial_dir"].to_list())
         jt.frame = keep
@@ -116,7 +130,9 @@ def extract_all(plans: list[JobTrials], *, progress: bool, workers: int | None =
         except Exception as e:  # a reader bug must not kill the whole load
             rec = [None] * len(RAW_SCHEMA)
             rec[0] = d
-            return tuple(rec), [LoadError(d, "trial", "extract_failed", f"{type(e).__name__}: {e}", trial_id=tid)]
+            return tuple(rec), [
+                LoadError(d, "trial", "extract_failed", f"{type(e).__name__}: {e}", trial_id=tid)
+            ]
 
     bar = None
     if progress and len(work) >= 200:
@@ -143,9 +159,17 @@ def extract_all(plans: list[JobTrials], *, progress: bool, workers: int | None =
         rows = [r[0] for r in chunk]
         for r in chunk:
             for e in r[1]:
-                p.errors.append(e if e.trial_id else LoadError(e.path, e.level, e.error_type, e.message, p.job_id, None))
+                p.errors.append(
+                    e
+                    if e.trial_id
+                    else LoadError(e.path, e.level, e.error_type, e.message, p.job_id, None)
+                )
         new = _raw_frame(rows, [t[1] for t in p.todo], [t[2] for t in p.todo])
-        p.frame = new if p.frame is None or p.frame.height == 0 else pl.concat([p.frame, new], how="vertical_relaxed")
+        p.frame = (
+            new
+            if p.frame is None or p.frame.height == 0
+            else pl.concat([p.frame, new], how="vertical_relaxed")
+        )
 
 
 def save_plans(plans: list[JobTrials], *, use_cache: bool) -> None:
@@ -155,7 +179,10 @@ def save_plans(plans: list[JobTrials], *, use_cache: bool) -> None:
     for p in plans:
         if p.from_cache or p.frame is None:
             continue
-        errs = [LoadError(e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id) for e in p.errors]
+        errs = [
+            LoadError(e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id)
+            for e in p.errors
+        ]
         meta = {"job_sig": p.job_sig, "complete": p.complete}
         _cache.write_table(p.job_dir, "trial_errors", EXTRACT_VERSION, _errors_frame(errs), meta)
         _cache.write_table(p.job_dir, "trials", EXTRACT_VERSION, p.frame, meta)

@@ -1,0 +1,134 @@
+"""Build the jobs frame from the job records and the finished trials frame."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import polars as pl
+
+from evalkit.load._columns import conform, empty
+from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
+from evalkit.load.timeparse import to_utc
+
+
+def jobs_frame(
+    job_recs: list[dict],
+    trials: pl.DataFrame,
+    zone_note: dict[str, str],
+    policy: str,
+    now: float,
+    window: float,
+) -> pl.DataFrame:
+    if not job_recs:
+        return empty(JOB_COLUMNS)
+    counts = trials.group_by("job_id").agg(
+        pl.max_horizontal(pl.col("finished_at").max(), pl.col("started_at").max()).alias(
+            "__last_trial"
+        ),
+        pl.len().alias("n_trials_found"),
+        pl.col("outcome").ne("incomplete").sum().alias("n_trials_with_result"),
+        pl.col("run").unique().sort().str.join(", ").alias("run"),
+    )
+    rows = []
+    for rec in job_recs:
+        rows.append(
+            {
+                "job_id": rec["job_id"],
+                "job_name": rec["job_name"],
+                "job_dir": rec["job_dir"],
+                "harbor_job_id": rec["harbor_job_id"],
+                "source_format": "harbor",
+                "ts_started": rec["ts_started"],
+                "ts_updated": rec["ts_updated"],
+                "ts_finished": rec["ts_finished"],
+                "naive_tz": zone_note.get(rec["job_id"]),
+                "__zone": (zone_note.get(rec["job_id"]) or "UTC").split(" ")[0],
+                "n_trials_declared": rec["n_trials_declared"],
+                "stats_completed": rec["stats_completed"],
+                "stats_errored": rec["stats_errored"],
+                "agent_name": rec["agent_name"],
+                "model_name": rec["model_name"],
+                "dataset": rec["dataset"],
+                "n_attempts": rec["n_attempts"],
+                "n_concurrent": rec["n_concurrent"],
+                "timeout_multiplier": rec["timeout_multiplier"],
+                "environment_type": rec["environment_type"],
+                "harbor_version": rec["harbor_version"],
+                "format": rec["format"],
+                "config_json": rec["config_json"],
+                "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
+                "__result_present": rec["result_present"],
+            }
+        )
+    str_cols = (
+        "job_id",
+        "job_name",
+        "job_dir",
+        "harbor_job_id",
+        "ts_started",
+        "ts_updated",
+        "ts_finished",
+        "naive_tz",
+        "__zone",
+        "agent_name",
+        "model_name",
+        "dataset",
+        "environment_type",
+        "harbor_version",
+        "format",
+        "config_json",
+        "state",
+    )
+    df = pl.DataFrame(
+        rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
+    )
+    zones = sorted(set(df["__zone"].to_list()))
+    df = (
+        df.with_columns(
+            to_utc(pl.col("ts_started"), pl.col("__zone"), zones).alias("started_at"),
+            to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
+            to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
+        )
+        .join(counts, on="job_id", how="left")
+        .with_columns(
+            pl.col("n_trials_found").fill_null(0), pl.col("n_trials_with_result").fill_null(0)
+        )
+    )
+    df = df.with_columns(_state_expr(now, window))
+    return conform(df, JOB_COLUMNS, extra=False)
+
+
+def _latest_mtime(job_dir: str, trial_dirs: list[str]) -> float:
+    best = 0.0
+    for p in [job_dir, os.path.join(job_dir, "result.json"), *trial_dirs[-64:]]:
+        with contextlib.suppress(OSError):
+            best = max(best, os.stat(p).st_mtime)
+    return best
+
+
+def _state_expr(now: float, window: float) -> pl.Expr:
+    """Job state (rule in jobs/extract.py): complete / running / interrupted / unknown.
+
+    'running' needs both recent file activity (mtime within ``window``) and recent content
+    (the newest job / trial timestamp within 24 h, when there is one): a job folder copied
+    today from an old run is not running.
+    """
+    from datetime import UTC, datetime
+
+    now_dt = datetime.fromtimestamp(now, UTC)
+    last = pl.max_horizontal("started_at", "updated_at", "__last_trial")
+    recent_files = (pl.lit(now) - pl.col("__mtime")) <= window
+    recent_content = last.is_null() | (
+        (pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)
+    )
+    return (
+        pl.when(pl.col("finished_at").is_not_null())
+        .then(pl.lit("complete"))
+        .when(recent_files & recent_content)
+        .then(pl.lit("running"))
+        .when(pl.col("__result_present"))
+        .then(pl.lit("interrupted"))
+        .otherwise(pl.lit("unknown"))
+        .alias("state")
+    )

@@ -1,0 +1,88 @@
+"""Which zone each job's naive timestamps were written in (policy: ``load/timeparse.py``)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit.load.timeparse import (
+    choose_offset,
+    format_offset,
+    local_zone,
+    parse_aware,
+    parse_naive,
+    zone_offset_now,
+)
+
+
+def job_zones(
+    raw: pl.DataFrame, job_recs: list[dict], policy: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Zone used for each job's naive timestamps, and a note saying how it was chosen."""
+    zone_by_job: dict[str, str] = {}
+    note: dict[str, str] = {}
+    if policy != "auto":
+        for rec in job_recs:
+            zone_by_job[rec["job_id"]] = policy
+            note[rec["job_id"]] = f"{policy} (given)"
+        return zone_by_job, note
+    local = local_zone()
+    local_off = zone_offset_now(local)
+    bounds = _offset_bounds(raw)
+    for rec in job_recs:
+        jid = rec["job_id"]
+        b = bounds.get(jid, {})
+        js = _naive_epoch(rec.get("ts_started"))
+        je = _naive_epoch(rec.get("ts_finished")) or _naive_epoch(rec.get("ts_updated"))
+        lo_cands = [v for v in (b.get("exc_lo"),) if v is not None]
+        hi_cands = [v for v in (b.get("exc_hi"),) if v is not None]
+        anchor = None
+        if js is not None and b.get("min_start") is not None:
+            anchor = js - b["min_start"]
+            lo_cands.append(anchor - 5)
+        if je is not None and b.get("max_end") is not None:
+            hi_cands.append(je - b["max_end"] + 5)
+        lo = max(lo_cands) if lo_cands else None
+        hi = min(hi_cands) if hi_cands else None
+        off = choose_offset(lo, hi, anchor, local_off)
+        if off is None:
+            zone_by_job[jid] = local
+            note[jid] = (
+                f"{local} (local; could not infer)" if (js is not None or b) else f"{local} (local)"
+            )
+        else:
+            z = "UTC" if off == 0 else format_offset(off)
+            zone_by_job[jid] = z
+            note[jid] = f"{z} (inferred)"
+    return zone_by_job, note
+
+
+def _naive_epoch(s: str | None) -> float | None:
+    """Seconds since epoch of a naive ISO string read as UTC (None if absent/aware/bad)."""
+    if not s:
+        return None
+    from datetime import UTC, datetime
+
+    try:
+        d = datetime.fromisoformat(s.strip().replace(" ", "T"))
+    except ValueError:
+        return None
+    if d.tzinfo is not None:
+        return None
+    return d.replace(tzinfo=UTC).timestamp()
+
+
+def _offset_bounds(raw: pl.DataFrame) -> dict[str, dict[str, float | None]]:
+    """Per job: earliest aware trial start, latest aware end, and exception-time bounds."""
+    if raw.height == 0:
+        return {}
+    epoch = lambda e: e.dt.epoch("us") / 1e6  # noqa: E731
+    start = parse_aware(pl.col("ts_started"))
+    end = parse_aware(pl.col("ts_finished"))
+    exc_naive = parse_naive(pl.col("ts_exception")).dt.replace_time_zone("UTC")
+    g = raw.group_by("job_id").agg(
+        epoch(start).min().alias("min_start"),
+        epoch(end).max().alias("max_end"),
+        (epoch(exc_naive) - epoch(end) - 5).max().alias("exc_lo"),
+        (epoch(exc_naive) - epoch(start) + 5).min().alias("exc_hi"),
+    )
+    return {r["job_id"]: r for r in g.iter_rows(named=True)}

@@ -1,0 +1,137 @@
+"""Persistent cache (reuse, incremental update) and run labelling."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import evalkit
+from evalkit.load import cache as cache_mod
+from tests.conftest import OPENCLAW, SKILLSBENCH_JOB
+
+
+@pytest.fixture()
+def job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    dst = tmp_path / "job"
+    shutil.copytree(SKILLSBENCH_JOB, dst)
+    return dst
+
+
+def _count_extracts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import evalkit.load.trials.table as table
+
+    seen: list[str] = []
+    real = table.extract_trial
+
+    def spy(d: str, tid: str):
+        seen.append(d)
+        return real(d, tid)
+
+    monkeypatch.setattr(table, "extract_trial", spy)
+    return seen
+
+
+def test_second_load_reuses_cache_and_gives_the_same_frame(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _count_extracts(monkeypatch)
+    a = evalkit.load(job, progress=False)
+    assert len(seen) == 17
+    b = evalkit.load(job, progress=False)
+    assert len(seen) == 17  # nothing re-extracted
+    assert_frame_equal(a.trials, b.trials)
+    assert_frame_equal(a.jobs, b.jobs)
+    assert_frame_equal(a.trials, evalkit.load(job, cache=False, progress=False).trials)
+    assert (cache_mod.job_cache_dir(job) / "trials.parquet").exists()
+
+
+def test_added_and_changed_trials_are_picked_up_incrementally(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    res = job / "result.json"
+    d = orjson.loads(res.read_bytes())
+    d["finished_at"] = None  # a running job: the per-trial check applies
+    res.write_bytes(orjson.dumps(d))
+    evalkit.load(job, progress=False)
+    seen = _count_extracts(monkeypatch)
+    # a new trial appears
+    src = job / "3d-scan-calc__qLuah6E"
+    new = job / "3d-scan-calc__NEWNEW1"
+    shutil.copytree(src, new)
+    # and a finished one is rewritten (regraded)
+    p = job / "3d-scan-calc__cfGcT9F" / "result.json"
+    r = orjson.loads(p.read_bytes())
+    r["verifier_result"]["rewards"]["reward"] = 1.0
+    time.sleep(0.01)
+    p.write_bytes(orjson.dumps(r))
+    os.utime(p, None)
+    runs = evalkit.load(job, progress=False)
+    assert sorted(os.path.basename(s) for s in seen) == [
+        "3d-scan-calc__NEWNEW1",
+        "3d-scan-calc__cfGcT9F",
+    ]
+    assert runs.trials.height == 18
+    assert (
+        runs.trials.filter(pl.col("trial_name") == "3d-scan-calc__cfGcT9F")["outcome"].item()
+        == "pass"
+    )
+    # the cached load equals a cold one
+    assert_frame_equal(runs.trials, evalkit.load(job, cache=False, progress=False).trials)
+
+
+def test_load_errors_survive_the_cache(job: Path) -> None:
+    (job / "dialogue-parser__EhaimzM" / "result.json").write_bytes(b"{oops")
+    a = evalkit.load(job, progress=False)
+    b = evalkit.load(job, progress=False)
+    assert a.load_errors.height == b.load_errors.height == 1
+
+
+def test_corrupt_cache_is_rebuilt(job: Path) -> None:
+    a = evalkit.load(job, progress=False)
+    (cache_mod.job_cache_dir(job) / "trials.parquet").write_bytes(b"not parquet")
+    b = evalkit.load(job, progress=False)
+    assert_frame_equal(a.trials, b.trials)
+
+
+def test_run_labels_from_mapping_callable_and_job(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(OPENCLAW / "2026-05-26__11-41-23", a / "j1")
+    shutil.copytree(OPENCLAW / "2026-05-26__11-16-57", b / "j2")
+    shutil.copytree(OPENCLAW / "2026-05-26__17-02-55", b / "j3")
+    runs = evalkit.load(
+        {"baseline": a, "candidate": [b / "j2", b / "j3"]}, cache=False, progress=False
+    )
+    assert dict(runs.trials.select("job_name", "run").iter_rows()) == {
+        "j1": "baseline",
+        "j2": "candidate",
+        "j3": "candidate",
+    }
+    # the same task in one run: attempts 1, 2 in start order
+    assert sorted(runs.trials.filter(pl.col("run") == "candidate")["attempt"].to_list()) == [1, 2]
+    runs = evalkit.load(
+        tmp_path,
+        cache=False,
+        progress=False,
+        run=lambda cfg: "x" if cfg["_job_folder"] == "j1" else "y",
+    )
+    assert dict(runs.trials.select("job_name", "run").iter_rows()) == {
+        "j1": "x",
+        "j2": "y",
+        "j3": "y",
+    }
+    runs = evalkit.load(tmp_path, cache=False, progress=False, run="job")
+    assert runs.trials["run"].to_list() == runs.trials["job_name"].to_list()
+    runs = evalkit.load(tmp_path, cache=False, progress=False, run={"j2": "two"})
+    assert dict(runs.trials.select("job_name", "run").iter_rows())["j2"] == "two"
+    assert (
+        dict(runs.trials.select("job_name", "run").iter_rows())["j1"]
+        == "openclaw-gateway__claude-opus-4-6__persistence"
+    )
