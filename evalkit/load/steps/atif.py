@@ -36,19 +36,30 @@ _SORT = orjson.OPT_SORT_KEYS
 
 
 class Acc:
-    """Column-wise accumulator: one list per column (cheap appends, bulk frame build)."""
+    """Row accumulator: one tuple per step / call (one append each); :meth:`columns`
+    transposes them in C (``zip(*rows)``) for a bulk frame build."""
 
     __slots__ = ("calls", "steps")
 
     def __init__(self) -> None:
-        self.steps: dict[str, list] = {k: [] for k in STEP_FIELDS}
-        self.calls: dict[str, list] = {k: [] for k in CALL_FIELDS}
+        self.steps: list[tuple] = []
+        self.calls: list[tuple] = []
 
     def extend(self, other: Acc) -> None:
-        for k, v in other.steps.items():
-            self.steps[k].extend(v)
-        for k, v in other.calls.items():
-            self.calls[k].extend(v)
+        self.steps.extend(other.steps)
+        self.calls.extend(other.calls)
+
+    @staticmethod
+    def _cols(rows: list[tuple], fields: tuple[str, ...]) -> dict[str, list | tuple]:
+        if not rows:
+            return {f: [] for f in fields}
+        return dict(zip(fields, zip(*rows, strict=False), strict=True))
+
+    def step_columns(self) -> dict[str, list | tuple]:
+        return self._cols(self.steps, STEP_FIELDS)
+
+    def call_columns(self) -> dict[str, list | tuple]:
+        return self._cols(self.calls, CALL_FIELDS)
 
 
 @dataclass
@@ -173,66 +184,81 @@ def add_document(
     steps = doc.get("steps")
     if not isinstance(steps, list):
         return res
-    S, C = acc.steps, acc.calls
+    add_step, add_call = acc.steps.append, acc.calls.append
     idx = start_index
     for st in steps:
-        if not isinstance(st, dict):
+        if type(st) is not dict:
             res.n_bad_steps += 1
             continue
-        source = st.get("source")
-        source = source if isinstance(source, str) else None
-        copied = st.get("is_copied_context")
-        copied = copied if isinstance(copied, bool) else None
-        ts = st.get("timestamp")
-        ts = ts if isinstance(ts, str) else None
+        g = st.get
+        source = g("source")
+        if type(source) is not str:
+            source = None
+        copied = g("is_copied_context")
+        if type(copied) is not bool:
+            copied = None
+        ts = g("timestamp")
+        if type(ts) is not str:
+            ts = None
         # metrics
-        m = st.get("metrics")
-        pt = ct = ca = None
-        cost = None
-        if isinstance(m, dict):
-            pt, ct, ca = as_int(m.get("prompt_tokens")), as_int(m.get("completion_tokens")), as_int(m.get("cached_tokens"))
+        m = g("metrics")
+        pt = ct = ca = cost = None
+        if type(m) is dict:
+            pt, ct, ca = (
+                as_int(m.get("prompt_tokens")),
+                as_int(m.get("completion_tokens")),
+                as_int(m.get("cached_tokens")),
+            )
             cost = finite_float(m.get("cost_usd"))
             if add_cached and pt is not None and ca:
                 pt += ca  # before v1.2 prompt_tokens excluded cached tokens
+        calls = g("tool_calls")
+        calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
         # observation results: by call id, and step-level (no/unknown call id)
+        step_obs = None
         by_call: dict[str, list[str]] = {}
         res_extra: dict[str, list] = {}
-        step_level: list[str] = []
-        obs = st.get("observation")
-        results = obs.get("results") if isinstance(obs, dict) else None
-        calls = st.get("tool_calls")
-        calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-        call_ids = {c.get("tool_call_id") for c in calls}
-        if isinstance(results, list):
+        obs = g("observation")
+        results = obs.get("results") if type(obs) is dict else None
+        if type(results) is list and results:
+            call_ids = {c.get("tool_call_id") for c in calls}
+            step_level: list[str] = []
             for r in results:
-                if not isinstance(r, dict):
+                if type(r) is not dict:
                     continue
                 refs = r.get("subagent_trajectory_ref")
-                if isinstance(refs, list):
-                    res.subagent_refs.extend(x for x in refs if isinstance(x, dict))
-                elif isinstance(refs, dict):
-                    res.subagent_refs.append(refs)
-                text = content_text(r.get("content"))
+                if refs:
+                    if type(refs) is list:
+                        res.subagent_refs.extend(x for x in refs if type(x) is dict)
+                    elif type(refs) is dict:
+                        res.subagent_refs.append(refs)
+                c = r.get("content")
+                text = c if type(c) is str or c is None else content_text(c)
                 sid = r.get("source_call_id")
-                if isinstance(sid, str) and sid in call_ids:
+                if type(sid) is str and sid in call_ids:
                     if text is not None:
                         by_call.setdefault(sid, []).append(text)
-                    if r.get("extra"):
-                        res_extra.setdefault(sid, []).append(r.get("extra"))
+                    rx = r.get("extra")
+                    if rx:
+                        res_extra.setdefault(sid, []).append(rx)
                 elif text is not None:
                     step_level.append(text)
-        step_obs = "\n".join(step_level) if step_level else None
+            if step_level:
+                step_obs = step_level[0] if len(step_level) == 1 else "\n".join(step_level)
         # tool calls
+        n_calls = len(calls)
         for ci, c in enumerate(calls):
             cid = c.get("tool_call_id")
-            cid = cid if isinstance(cid, str) else None
+            if type(cid) is not str:
+                cid = None
             fn = c.get("function_name")
-            fn = fn if isinstance(fn, str) else None
+            if type(fn) is not str:
+                fn = None
             args = c.get("arguments")
             texts = by_call.get(cid) if cid is not None else None
             if texts is not None:
-                o, osrc = "\n".join(texts), "call_id"
-            elif len(calls) == 1 and step_obs is not None:
+                o, osrc = (texts[0] if len(texts) == 1 else "\n".join(texts)), "call_id"
+            elif n_calls == 1 and step_obs is not None:
                 o, osrc = step_obs, "step"
             else:
                 o = osrc = None
@@ -242,49 +268,27 @@ def add_document(
                 s_err, s_exit = structured_signals(cx, *(rx or ()))
             else:
                 s_err = s_exit = None
-            C["trial_id"].append(trial_id)
-            C["step_index"].append(idx)
-            C["call_index"].append(ci)
-            C["tool_call_id"].append(cid)
-            C["trajectory"].append(trajectory)
-            C["is_main"].append(is_main)
-            C["task_step"].append(task_step)
-            C["function_name"].append(fn)
-            C["arguments"].append(_json_text(args))
-            C["command"].append(shell_command(fn, args))
-            C["observation"].append(o)
-            C["observation_source"].append(osrc)
-            C["_s_err"].append(s_err)
-            C["_s_exit"].append(s_exit)
-            C["_ts"].append(ts)
-            C["_sig"].append(_sig(fn, args))
-        model = st.get("model_name")
-        model = model if isinstance(model, str) else (agent_model if source == "agent" else None)
-        msg = st.get("message")
-        rc = st.get("reasoning_content")
-        extra = st.get("extra")
-        S["trial_id"].append(trial_id)
-        S["step_index"].append(idx)
-        S["step_id"].append(as_int(st.get("step_id")))
-        S["trajectory"].append(trajectory)
-        S["is_main"].append(is_main)
-        S["task_step"].append(task_step)
-        S["source"].append(source)
-        S["model_name"].append(model)
-        S["message"].append(content_text(msg))
-        S["reasoning_content"].append(rc if isinstance(rc, str) or rc is None else _json_text(rc))
-        S["_ts"].append(ts)
-        S["prompt_tokens"].append(pt)
-        S["completion_tokens"].append(ct)
-        S["cached_tokens"].append(ca)
-        S["cost_usd"].append(cost)
-        S["n_tool_calls"].append(len(calls))
-        S["observation"].append(step_obs)
-        S["is_copied_context"].append(copied)
-        S["llm_call_count"].append(as_int(st.get("llm_call_count")))
-        S["extra"].append(_json_text(extra) if extra else None)
+            add_call((
+                trial_id, idx, ci, cid, trajectory, is_main, task_step, fn, _json_text(args),
+                shell_command(fn, args), o, osrc, s_err, s_exit, ts, _sig(fn, args),
+            ))  # fmt: skip
+        model = g("model_name")
+        if type(model) is not str:
+            model = agent_model if source == "agent" else None
+        msg = g("message")
+        if type(msg) is not str and msg is not None:
+            msg = content_text(msg)
+        rc = g("reasoning_content")
+        if type(rc) is not str and rc is not None:
+            rc = _json_text(rc)
+        extra = g("extra")
+        add_step((
+            trial_id, idx, as_int(g("step_id")), trajectory, is_main, task_step, source, model,
+            msg, rc, ts, pt, ct, ca, cost, n_calls, step_obs, copied,
+            as_int(g("llm_call_count")), _json_text(extra) if extra else None,
+        ))  # fmt: skip
         if source == "agent" and not copied:
             res.n_agent_steps += 1
-            res.n_tool_calls += len(calls)
+            res.n_tool_calls += n_calls
         idx += 1
     return res

@@ -13,27 +13,68 @@ from evalkit.load._columns import UTC_DATETIME, Column
 
 STEP_COLUMNS: tuple[Column, ...] = (
     Column("trial_id", pl.String, "Trial the step belongs to (join key to trials).", True),
-    Column("step_index", pl.Int64, "0-based order of the step in the stitched trial trajectory (join key).", True),
-    Column("step_id", pl.Int64, "ATIF step_id as recorded (1-based within its trajectory file).", True),
-    Column("trajectory", pl.String, "Which (sub)trajectory the step belongs to: 'main' (incl. continuations), or e.g. 'summarization-1-summary' / a subagent id."),
-    Column("is_main", pl.Boolean, "True for steps of the main agent trajectory (continuations included)."),
+    Column(
+        "step_index",
+        pl.Int64,
+        "0-based order of the step in the stitched trial trajectory (join key).",
+        True,
+    ),
+    Column(
+        "step_id", pl.Int64, "ATIF step_id as recorded (1-based within its trajectory file).", True
+    ),
+    Column(
+        "trajectory",
+        pl.String,
+        "Which (sub)trajectory the step belongs to: 'main' (incl. continuations), or e.g. 'summarization-1-summary' / a subagent id.",
+    ),
+    Column(
+        "is_main",
+        pl.Boolean,
+        "True for steps of the main agent trajectory (continuations included).",
+    ),
     Column("source", pl.String, "system / user / agent.", True),
     Column("model_name", pl.String, "Model that produced the step (agent steps)."),
-    Column("message", pl.String, "Message text (content parts joined; images/audio as '[image: path]' placeholders).", True),
+    Column(
+        "message",
+        pl.String,
+        "Message text (content parts joined; images/audio as '[image: path]' placeholders).",
+        True,
+    ),
     Column("reasoning_content", pl.String, "Reasoning text when recorded."),
     Column("timestamp", UTC_DATETIME, "Step timestamp (UTC).", True),
-    Column("prompt_tokens", pl.Int64, "Prompt tokens of this step (includes cached from ATIF v1.2).", True),
+    Column(
+        "prompt_tokens",
+        pl.Int64,
+        "Prompt tokens of this step (includes cached from ATIF v1.2).",
+        True,
+    ),
     Column("completion_tokens", pl.Int64, "Completion tokens.", True),
     Column("cached_tokens", pl.Int64, "Cached prompt tokens.", True),
     Column("cost_usd", pl.Float64, "Cost of this step in USD (null when unknown).", True),
     Column("n_tool_calls", pl.Int64, "Tool calls made in this step."),
-    Column("observation", pl.String, "Step-level observation text not tied to a tool call (no source_call_id)."),
-    Column("is_copied_context", pl.Boolean, "ATIF is_copied_context (context replayed from an earlier trajectory)."),
+    Column(
+        "observation",
+        pl.String,
+        "Step-level observation text not tied to a tool call (no source_call_id).",
+    ),
+    Column(
+        "is_copied_context",
+        pl.Boolean,
+        "ATIF is_copied_context (context replayed from an earlier trajectory).",
+    ),
     Column("llm_call_count", pl.Int64, "ATIF llm_call_count."),
     Column("extra", pl.String, "Step extra as JSON text."),
     # additions (issue 3)
-    Column("task_step", pl.String, "Multi-step task: name of the task step (steps/<name>/agent/) the trajectory belongs to; null for single-step trials."),
-    Column("llm_retries", pl.Int64, "go-code: llm.empty_response.retry events in this step (null for ATIF)."),
+    Column(
+        "task_step",
+        pl.String,
+        "Multi-step task: name of the task step (steps/<name>/agent/) the trajectory belongs to; null for single-step trials.",
+    ),
+    Column(
+        "llm_retries",
+        pl.Int64,
+        "go-code: llm.empty_response.retry events in this step (null for ATIF).",
+    ),
 )
 
 TOOL_CALL_COLUMNS: tuple[Column, ...] = (
@@ -45,15 +86,40 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
     Column("function_name", pl.String, "Tool / function name.", True),
     Column("arguments", pl.String, "Arguments as JSON text.", True),
     Column("command", pl.String, "Shell command text when the tool runs a shell, else null.", True),
-    Column("observation", pl.String, "Observation content joined to this call by source_call_id.", True),
-    Column("is_error", pl.Boolean, "The call failed: structured signal (exit code, error field) else the documented text heuristic.", True),
+    Column(
+        "observation", pl.String, "Observation content joined to this call by source_call_id.", True
+    ),
+    Column(
+        "is_error",
+        pl.Boolean,
+        "The call failed: structured signal (exit code, error field) else the documented text heuristic.",
+        True,
+    ),
     Column("exit_code", pl.Int64, "Exit code when one is recorded or printed."),
     Column("timestamp", UTC_DATETIME, "Timestamp of the step (or the call when recorded)."),
     # additions (issue 3)
-    Column("is_main", pl.Boolean, "True for calls of the main agent trajectory (see steps.is_main)."),
+    Column(
+        "is_main", pl.Boolean, "True for calls of the main agent trajectory (see steps.is_main)."
+    ),
     Column("task_step", pl.String, "Multi-step task step name (see steps.task_step)."),
-    Column("observation_source", pl.String, "How the observation was attached: 'call_id' (ATIF source_call_id or go-code call_id), 'step' (the only call of a step whose results carry no call id), or null (none)."),
-    Column("is_error_source", pl.String, "Which rule set is_error: 'structured' (error flag/field), 'exit_code', 'text' (heuristic, docs/trajectories.md) or null (unknown)."),
-    Column("retried", pl.Boolean, "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (trainerd's retry rule)."),
-    Column("duration_ms", pl.Float64, "Call duration in milliseconds when recorded (go-code tool.call.completed)."),
+    Column(
+        "observation_source",
+        pl.String,
+        "How the observation was attached: 'call_id' (ATIF source_call_id or go-code call_id), 'step' (the only call of a step whose results carry no call id), or null (none).",
+    ),
+    Column(
+        "is_error_source",
+        pl.String,
+        "Which rule set is_error: 'structured' (error flag/field), 'exit_code', 'text' (heuristic, docs/trajectories.md) or null (unknown).",
+    ),
+    Column(
+        "retried",
+        pl.Boolean,
+        "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (trainerd's retry rule).",
+    ),
+    Column(
+        "duration_ms",
+        pl.Float64,
+        "Call duration in milliseconds when recorded (go-code tool.call.completed).",
+    ),
 )

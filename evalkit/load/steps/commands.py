@@ -193,15 +193,49 @@ def exit_code_expr(observation: str = "observation", command: str = "command") -
     return pl.coalesce(parts).cast(pl.Int64, strict=False)
 
 
+def _envelope_signals() -> tuple[pl.Expr, pl.Expr]:
+    """(is_error, exit_code) from a JSON-object observation of a non-shell tool.
+
+    Tools such as hermes' or go-code's return ``{"success": false, "error": ...}``
+    envelopes; shell output is program output, so it is not read this way.
+    """
+    obs = pl.col("observation")
+    env = pl.when(
+        pl.col("command").is_null() & obs.str.strip_chars_start().str.starts_with("{")
+    ).then(obs)
+    success = env.str.json_path_match("$.success")
+    err = env.str.json_path_match("$.error")
+    code = pl.coalesce(
+        [
+            env.str.json_path_match(f"$.{k}")
+            for k in ("exit_code", "exitCode", "returncode", "return_code")
+        ]
+    ).cast(pl.Int64, strict=False)
+    flag = (
+        pl.when(success == "false")
+        .then(True)
+        .when(err.is_not_null() & ~err.is_in(["", "false", "null", "{}", "[]"]))
+        .then(True)
+        .when(success == "true")
+        .then(False)
+        .otherwise(None)
+    )
+    return flag, code
+
+
 def finish_tool_calls(df: pl.DataFrame) -> pl.DataFrame:
     """Fill exit_code, is_error and is_error_source from the hidden signal columns.
 
     Needs ``observation``, ``command``, ``_s_err`` (Boolean) and ``_s_exit`` (Int64).
-    Rule order: structured flag > exit code (recorded, else printed) > text heuristic on the
-    observation > null (no observation: unknown).
+    Rule order: structured flag (extras, then a JSON envelope observation of a non-shell
+    tool) > exit code (recorded, else printed) > text heuristic on the observation > null
+    (no observation: unknown).
     """
-    code = pl.coalesce(pl.col("_s_exit"), exit_code_expr())
-    df = df.with_columns(code.alias("exit_code"))
+    env_flag, env_code = _envelope_signals()
+    df = df.with_columns(
+        pl.coalesce(pl.col("_s_err"), env_flag).alias("_s_err"),
+        pl.coalesce(pl.col("_s_exit"), env_code, exit_code_expr()).alias("exit_code"),
+    )
     has_obs = pl.col("observation").is_not_null()
     text_err = pl.col("observation").str.contains(ERROR_TEXT)
     return df.with_columns(

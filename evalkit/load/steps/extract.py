@@ -23,6 +23,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from stat import S_ISREG
+
+from orjson import JSONDecodeError
+from orjson import loads as _loads
 
 from evalkit.load import io
 from evalkit.load.errors import LoadError
@@ -32,6 +36,8 @@ from evalkit.load.steps.goose import find_goose_log, goose_turns
 _CONT = re.compile(r"trajectory\.cont-(\d+)\.json$")
 _MAX_FILES = 500  # continuation / subagent files per trial (cycle and bomb guard)
 _MAX_DEPTH = 4
+_LIMIT = io.max_bytes()
+_norm = os.path.normpath
 
 
 @dataclass
@@ -52,20 +58,28 @@ class _Ctx:
     def __init__(self, tp: TrialParse, job_id: str | None) -> None:
         self.tp = tp
         self.job_id = job_id
+        self.base = len(tp.acc.steps)  # rows of earlier trials in a shared accumulator
         self.seen: set[str] = set()
         self.labels: set[str] = set()
 
     def err(self, path: str, kind: str, msg: str) -> None:
-        self.tp.errors.append(LoadError(path, "trajectory", kind, msg, self.job_id, self.tp.trial_id))
+        self.tp.errors.append(
+            LoadError(path, "trajectory", kind, msg, self.job_id, self.tp.trial_id)
+        )
 
     def load(self, path: str) -> dict | None:
-        data, e = io.read_bytes(path, "trajectory")
+        data, e = _read(path)
         doc = None
         if e is None:
-            doc, e = io.parse_json(data, path, "trajectory")
+            try:
+                doc = _loads(data)
+            except JSONDecodeError:
+                doc, e = io.parse_json(data, path, "trajectory")  # NaN literals, empty, ...
         if e is not None:
             if e.error_type == "json_decode" and _looks_jsonl(data):
-                self.err(path, "not_atif", "JSON Lines (one object per line), not an ATIF trajectory")
+                self.err(
+                    path, "not_atif", "JSON Lines (one object per line), not an ATIF trajectory"
+                )
             else:
                 self.err(path, e.error_type, e.message)
             return None
@@ -82,6 +96,18 @@ class _Ctx:
             out = f"{label}#{n}"
         self.labels.add(out)
         return out
+
+
+def _read(path: str) -> tuple[bytes | None, LoadError | None]:
+    """Fast path of io.read_bytes (one open + fstat); odd cases delegate to it for the error."""
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if S_ISREG(st.st_mode) and st.st_size <= _LIMIT:
+                return fh.read(), None
+    except OSError:
+        pass
+    return io.read_bytes(path, "trajectory")
 
 
 def _looks_jsonl(data: bytes | None) -> bool:
@@ -106,9 +132,9 @@ def _resolve(base_dir: str, prefix: str, ref: str) -> str | None:
     names = [os.path.basename(ref)] if os.path.isabs(ref) else [ref]
     if prefix:
         names.append(prefix + names[0])
-    root = os.path.realpath(base_dir)
+    root = _norm(base_dir)
     for n in names:
-        cand = os.path.realpath(os.path.join(base_dir, n))
+        cand = _norm(os.path.join(root, n))
         if cand.startswith(root + os.sep) and os.path.isfile(cand):
             return cand
     return None
@@ -124,12 +150,14 @@ def _sub_label(path: str, prefix: str) -> str:
 def _add(ctx: _Ctx, doc: dict, label: str, is_main: bool, task_step: str | None) -> DocResult:
     acc = ctx.tp.acc
     return add_document(
-        acc, doc, trial_id=ctx.tp.trial_id, start_index=len(acc.steps["step_index"]),
+        acc, doc, trial_id=ctx.tp.trial_id, start_index=len(acc.steps) - ctx.base,
         trajectory=label, is_main=is_main, task_step=task_step,
     )  # fmt: skip
 
 
-def _chain(ctx: _Ctx, path: str, doc: dict, label: str, is_main: bool, task_step: str | None, pending: list) -> DocResult | None:
+def _chain(
+    ctx: _Ctx, path: str, doc: dict, label: str, is_main: bool, task_step: str | None, pending: list
+) -> DocResult | None:
     """Add a document and its continuation chain; queue its subagents on ``pending``.
 
     Returns the last document result that carried final_metrics (or None).
@@ -137,7 +165,7 @@ def _chain(ctx: _Ctx, path: str, doc: dict, label: str, is_main: bool, task_step
     base_dir, prefix = os.path.dirname(path), _prefix(path)
     last: DocResult | None = None
     while doc is not None:
-        ctx.seen.add(os.path.realpath(path))
+        ctx.seen.add(_norm(path))
         res = _add(ctx, doc, label, is_main, task_step)
         if res.n_bad_steps:
             ctx.err(path, "bad_step", f"{res.n_bad_steps} step(s) are not JSON objects (skipped)")
@@ -156,8 +184,10 @@ def _chain(ctx: _Ctx, path: str, doc: dict, label: str, is_main: bool, task_step
             nxt = _resolve(base_dir, prefix, ref)
             if nxt is None:
                 ctx.err(path, "missing_continuation", f"continued_trajectory_ref {ref!r} not found")
-            elif os.path.realpath(nxt) in ctx.seen or len(ctx.seen) >= _MAX_FILES:
-                ctx.err(nxt, "continuation_cycle", "continuation already read (cycle) or too many files")
+            elif _norm(nxt) in ctx.seen or len(ctx.seen) >= _MAX_FILES:
+                ctx.err(
+                    nxt, "continuation_cycle", "continuation already read (cycle) or too many files"
+                )
             else:
                 path = nxt
                 doc = ctx.load(nxt)
@@ -191,17 +221,25 @@ def _subagents(ctx: _Ctx, pending: list, task_step: str | None, depth: int = 0) 
             continue
         if not isinstance(tpath, str):
             if not isinstance(tid, str):
-                ctx.err(where, "bad_subagent_ref", "subagent_trajectory_ref without trajectory_path or trajectory_id")
+                ctx.err(
+                    where,
+                    "bad_subagent_ref",
+                    "subagent_trajectory_ref without trajectory_path or trajectory_id",
+                )
             continue
         p = _resolve(where, prefix, tpath)
         if p is None:
-            ctx.err(os.path.join(where, tpath), "missing_subagent", f"subagent trajectory {tpath!r} not found")
+            ctx.err(
+                os.path.join(where, tpath),
+                "missing_subagent",
+                f"subagent trajectory {tpath!r} not found",
+            )
             continue
-        if os.path.realpath(p) in ctx.seen:
+        if _norm(p) in ctx.seen:
             continue
         doc = ctx.load(p)
         if doc is None:
-            ctx.seen.add(os.path.realpath(p))
+            ctx.seen.add(_norm(p))
             continue
         label = tid if isinstance(tid, str) and tid else _sub_label(p, prefix)
         _chain(ctx, p, doc, ctx.unique_label(label), False, task_step, nxt)
@@ -213,7 +251,7 @@ def parse_main(ctx: _Ctx, path: str, task_step: str | None) -> None:
     """Main trajectory at ``path`` with continuations, subagents and orphans."""
     doc = ctx.load(path)
     if doc is None:
-        ctx.seen.add(os.path.realpath(path))
+        ctx.seen.add(_norm(path))
         return
     ctx.tp.has_trajectory = True
     ctx.labels = set()  # labels are unique within one task step
@@ -230,7 +268,7 @@ def parse_main(ctx: _Ctx, path: str, task_step: str | None) -> None:
         if not n.startswith(prefix + "trajectory."):
             continue
         full = os.path.join(base_dir, n)
-        if os.path.realpath(full) in ctx.seen:
+        if _norm(full) in ctx.seen:
             continue
         m = _CONT.search(n)
         if m and n == f"{prefix}trajectory.cont-{m.group(1)}.json":
@@ -238,9 +276,13 @@ def parse_main(ctx: _Ctx, path: str, task_step: str | None) -> None:
         elif n.startswith(prefix + "trajectory.summarization-") and n.endswith(".json"):
             summ.append(full)
     for _, full in sorted(conts):
-        if os.path.realpath(full) in ctx.seen:
+        if _norm(full) in ctx.seen:
             continue
-        ctx.err(full, "unlinked_continuation", "continuation file not referenced by continued_trajectory_ref; appended to main in cont-N order")
+        ctx.err(
+            full,
+            "unlinked_continuation",
+            "continuation file not referenced by continued_trajectory_ref; appended to main in cont-N order",
+        )
         d = ctx.load(full)
         if d is not None:
             r = _chain(ctx, full, d, "main", True, task_step, pending)
@@ -265,7 +307,11 @@ def task_step_files(trial_dir: str) -> list[tuple[str, str]]:
     """[(task step name, trajectory path)] for a multi-step trial, in run order."""
     sdir = os.path.join(trial_dir, "steps")
     try:
-        names = sorted(n for n in os.listdir(sdir) if os.path.isfile(os.path.join(sdir, n, "agent", "trajectory.json")))
+        names = sorted(
+            n
+            for n in os.listdir(sdir)
+            if os.path.isfile(os.path.join(sdir, n, "agent", "trajectory.json"))
+        )
     except OSError:
         return []
     files = [(n, os.path.join(sdir, n, "agent", "trajectory.json")) for n in names]
@@ -276,9 +322,18 @@ def task_step_files(trial_dir: str) -> list[tuple[str, str]]:
     return files
 
 
-def parse_trial(trial_id: str, trial_dir: str, job_id: str | None = None, agent_name: str | None = None) -> TrialParse:
-    """Parse every trajectory of one Harbor trial folder (never raises on content)."""
-    tp = TrialParse(trial_id)
+def parse_trial(
+    trial_id: str,
+    trial_dir: str,
+    job_id: str | None = None,
+    agent_name: str | None = None,
+    acc: Acc | None = None,
+) -> TrialParse:
+    """Parse every trajectory of one Harbor trial folder (never raises on content).
+
+    Rows go to ``acc`` when given (a batch accumulator shared by many trials).
+    """
+    tp = TrialParse(trial_id) if acc is None else TrialParse(trial_id, acc)
     ctx = _Ctx(tp, job_id)
     main = os.path.join(trial_dir, "agent", "trajectory.json")
     if os.path.lexists(main):

@@ -38,7 +38,9 @@ def parse_timestamps(col: str = "_ts") -> pl.Expr:
     s = pl.col(col).str.replace(r"^(\d{4}-\d\d-\d\d) ", "${1}T")
     return pl.coalesce(
         s.str.to_datetime(format="%+", time_zone="UTC", strict=False, time_unit="us"),
-        s.str.to_datetime(format="%Y-%m-%dT%H:%M:%S%.f", time_zone="UTC", strict=False, time_unit="us"),
+        s.str.to_datetime(
+            format="%Y-%m-%dT%H:%M:%S%.f", time_zone="UTC", strict=False, time_unit="us"
+        ),
     ).cast(UTC_DATETIME)
 
 
@@ -72,7 +74,12 @@ def _num(v) -> float | None:
 
 def final_totals(fms: list[tuple[dict, tuple[int, int] | None]]) -> dict[str, float | None]:
     """Sum final_metrics over task steps (prompt normalised to include cached before v1.2)."""
-    keys = ("total_prompt_tokens", "total_completion_tokens", "total_cached_tokens", "total_cost_usd")
+    keys = (
+        "total_prompt_tokens",
+        "total_completion_tokens",
+        "total_cached_tokens",
+        "total_cost_usd",
+    )
     out: dict[str, float | None] = dict.fromkeys(keys)
     for fm, ver in fms:
         vals = {k: _num(fm.get(k)) for k in keys}

@@ -1,0 +1,232 @@
+"""Recognise and read a go-code rollout folder (rollouts-gates-qc.md §1.1).
+
+A rollout folder is ``<dir>/<YYYY-MM-DD>/<run_id>.jsonl`` (the recorder's layout) or a
+folder that directly holds rollout ``.jsonl`` files; a single rollout file is accepted too.
+A file counts as a rollout when its first non-blank line is an envelope with ``seq`` and a
+string ``type``; ``audit.jsonl`` (the hash-chained audit trail) never counts. A folder with
+a Harbor ``config.json`` / ``result.json`` is never a rollout folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from evalkit.load._columns import conform
+from evalkit.load.cache import path_key
+from evalkit.load.errors import LoadError
+from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
+from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
+from evalkit.load.rollouts.convert import Converted, convert
+from evalkit.load.rollouts.events import looks_like_rollout_file, read_rollout_file
+from evalkit.load.rollouts.results import join_results, outcome_exprs, read_results_jsonl
+from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS
+from evalkit.load.steps.frames import calls_frame, parse_timestamps, steps_frame
+from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
+
+DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_SNIFF_FILES = 3  # files sniffed per folder before deciding
+
+
+@dataclass
+class RolloutFrames:
+    """Frames of one rollout folder (same columns as the Harbor frames)."""
+
+    jobs: pl.DataFrame
+    trials: pl.DataFrame
+    steps: pl.DataFrame
+    tool_calls: pl.DataFrame
+    findings: pl.DataFrame
+    errors: list[LoadError] = field(default_factory=list)
+
+
+def _jsonl(d: str) -> list[str]:
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return []
+    return [os.path.join(d, n) for n in names if n.endswith(".jsonl") and n != "audit.jsonl"]
+
+
+def _date_dirs(d: str) -> list[str]:
+    try:
+        return [
+            os.path.join(d, n)
+            for n in sorted(os.listdir(d))
+            if DATE_DIR.match(n) and os.path.isdir(os.path.join(d, n))
+        ]
+    except OSError:
+        return []
+
+
+def is_rollout_folder(path: str | os.PathLike[str]) -> bool:
+    """True for a go-code rollout folder (or a single rollout .jsonl file); see the module doc."""
+    p = os.fspath(path)
+    if os.path.isfile(p):
+        return looks_like_rollout_file(p)
+    if not os.path.isdir(p):
+        return False
+    if os.path.exists(os.path.join(p, "config.json")) or os.path.exists(
+        os.path.join(p, "result.json")
+    ):
+        return False
+    for d in [*_date_dirs(p), p]:
+        if any(looks_like_rollout_file(f) for f in _jsonl(d)[:_SNIFF_FILES]):
+            return True
+    return False
+
+
+def rollout_files(path: str) -> list[str]:
+    """Rollout files of a folder: direct ``*.jsonl`` and ``<YYYY-MM-DD>/*.jsonl`` that sniff
+    as rollouts (results.jsonl and audit.jsonl are not)."""
+    if os.path.isfile(path):
+        return [path]
+    files = []
+    for d in [p for p in _date_dirs(path)] + [path]:
+        files.extend(f for f in _jsonl(d) if looks_like_rollout_file(f))
+    return files
+
+
+def _empty_trials() -> pl.DataFrame:
+    return conform(pl.DataFrame(), TRIAL_COLUMNS)
+
+
+def read_rollouts(
+    path: str | os.PathLike[str],
+    *,
+    progress: bool = True,
+    results: str | pl.DataFrame | None = None,
+) -> RolloutFrames:
+    """Read every rollout of a folder (or one rollout file) into frames.
+
+    trials: one row per run (trial_id = run id, source_format 'go-code', run / attempt left
+    null), plus columns run_status (completed/failed/cancelled/unknown), failure_reason,
+    n_retried_tool_calls, n_llm_retries, recorder_drops, previous_run_id, rollout_date,
+    harness_steps, n_events, n_malformed_lines (and is_resolved when results are joined).
+    ``results``: a results.jsonl path or frame joined by run_id; by default
+    ``<folder>/results.jsonl`` is used when present. Never raises on file content.
+    """
+    p = os.path.realpath(os.fspath(path))
+    job_dir = p if os.path.isdir(p) else os.path.dirname(p)
+    job_id, job_name = path_key(job_dir), os.path.basename(job_dir)
+    errors: list[LoadError] = []
+    files = rollout_files(p)
+    if os.path.isdir(p) and not files:
+        errors.append(
+            LoadError(p, "rollout", "no_rollouts", "no rollout .jsonl files found", job_id)
+        )
+    it = files
+    if progress and len(files) > 1:
+        from tqdm.auto import tqdm
+
+        it = tqdm(files, desc="rollouts", unit="file", leave=False)
+    convs: list[Converted] = []
+    seen: dict[str, str] = {}
+    for f in it:
+        rf = read_rollout_file(f, job_id=job_id)
+        errors.extend(rf.errors)
+        if not rf.events:
+            if not rf.errors:
+                errors.append(LoadError(f, "rollout", "empty", "no events", job_id))
+            continue
+        c = convert(rf, job_id=job_id, job_name=job_name)
+        errors.extend(c.errors)
+        tid = c.trial["trial_id"]
+        if tid in seen:
+            errors.append(
+                LoadError(
+                    f,
+                    "rollout",
+                    "duplicate_run_id",
+                    f"run id {tid} also in {seen[tid]}; skipped",
+                    job_id,
+                    tid,
+                )
+            )
+            continue
+        seen[tid] = f
+        convs.append(c)
+    trials = _trials(convs)
+    res_df = None
+    if isinstance(results, pl.DataFrame):
+        res_df = results
+    elif results is not None or os.path.isfile(os.path.join(job_dir, "results.jsonl")):
+        rpath = (
+            os.fspath(results) if results is not None else os.path.join(job_dir, "results.jsonl")
+        )
+        res_df = read_results_jsonl(rpath, errors=errors)
+    if res_df is not None and trials.height:
+        trials = join_results(trials, res_df)
+    trials = conform(trials, TRIAL_COLUMNS)
+    steps, calls = _steps(convs), _calls(convs)
+    findings = conform(
+        pl.DataFrame([f for c in convs for f in c.findings])
+        if any(c.findings for c in convs)
+        else pl.DataFrame(),
+        FINDING_COLUMNS,
+    )
+    jobs = _jobs(trials, job_id, job_name, job_dir, len(files))
+    return RolloutFrames(jobs, trials, steps, calls, findings, errors)
+
+
+def _trials(convs: list[Converted]) -> pl.DataFrame:
+    if not convs:
+        return _empty_trials().with_columns(pl.lit(None, pl.String).alias("run_status"))
+    df = pl.DataFrame([c.trial for c in convs], infer_schema_length=None)
+    df = df.with_columns(
+        parse_timestamps("_started").alias("started_at"),
+        parse_timestamps("_finished").alias("finished_at"),
+        pl.lit(None, pl.Float64).alias("reward"),
+        pl.lit(False).alias("naive_timestamps"),
+    ).drop("_started", "_finished")
+    return df.with_columns(
+        ((pl.col("finished_at") - pl.col("started_at")).dt.total_microseconds() / 1e6).alias(
+            "duration_s"
+        ),
+        *outcome_exprs(),
+    )
+
+
+def _steps(convs: list[Converted]) -> pl.DataFrame:
+    rows = [r for c in convs for r in c.steps]
+    cols = (
+        dict(zip(STEP_FIELDS, zip(*rows, strict=False), strict=True))
+        if rows
+        else {f: [] for f in STEP_FIELDS}
+    )
+    retries = [r for c in convs for r in c.step_retries]
+    return steps_frame(cols).with_columns(pl.Series("llm_retries", retries, dtype=pl.Int64))
+
+
+def _calls(convs: list[Converted]) -> pl.DataFrame:
+    rows = [r for c in convs for r in c.calls]
+    cols = (
+        dict(zip(CALL_FIELDS, zip(*rows, strict=False), strict=True))
+        if rows
+        else {f: [] for f in CALL_FIELDS}
+    )
+    durs = [d for c in convs for d in c.call_durations]
+    return calls_frame(cols).with_columns(pl.Series("duration_ms", durs, dtype=pl.Float64))
+
+
+def _jobs(
+    trials: pl.DataFrame, job_id: str, job_name: str, job_dir: str, n_files: int
+) -> pl.DataFrame:
+    n = trials.height
+    complete = n > 0 and bool(trials["result_present"].fill_null(False).all())
+    models = sorted({m for m in trials["model_name"].to_list() if m}) if n else []
+    row = {
+        "job_id": job_id, "job_name": job_name, "job_dir": job_dir, "source_format": "go-code",
+        "state": "complete" if complete else "unknown",
+        "started_at": trials["started_at"].min() if n else None,
+        "finished_at": trials["finished_at"].max() if complete else None,
+        "n_trials_declared": None, "n_trials_found": n_files,
+        "n_trials_with_result": int(trials["result_present"].fill_null(False).sum()) if n else 0,
+        "agent_name": "go-code", "model_name": ", ".join(models) or None, "format": "go-code-rollout",
+    }  # fmt: skip
+    schema = {c.name: c.dtype for c in JOB_COLUMNS}
+    df = pl.DataFrame({k: [v] for k, v in row.items()}, schema={k: schema[k] for k in row})
+    return conform(df, JOB_COLUMNS)

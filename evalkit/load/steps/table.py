@@ -1,0 +1,311 @@
+"""``build_trajectories``: every trial's trajectories -> steps / tool_calls / trial_summary.
+
+All trials are parsed at once: a thread pool for ordinary loads (file reads overlap; the
+per-step work is small), a process pool when the trajectory bytes are large
+(:data:`PROCESS_POOL_BYTES`). Columns are accumulated as lists and turned into frames in
+bulk; timestamps, exit codes, is_error, retries and metrics_mismatch are vectorised.
+
+Cache (``evalkit.load.cache``): per job, tables ``traj_steps``, ``traj_calls``,
+``traj_index`` and ``traj_errors`` written together under one generation id. A trial's
+rows are reused when the signature of its trajectory files (name, size and mtime of
+everything in ``agent/`` and ``steps/*/agent/``) is unchanged, so adding trials to a job
+parses only the new ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import uuid
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from typing import Any
+
+import polars as pl
+
+from evalkit.load import cache as _cache
+from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
+from evalkit.load.errors import LoadError
+from evalkit.load.runs import TrajectoryFrames
+from evalkit.load.steps.atif import Acc
+from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
+from evalkit.load.steps.extract import parse_trial
+from evalkit.load.steps.frames import (
+    SUMMARY_SCHEMA,
+    calls_frame,
+    final_totals,
+    metrics_mismatch_expr,
+    steps_frame,
+)
+
+#: Above this many trajectory bytes (and with workers != 1) a process pool is used.
+PROCESS_POOL_BYTES = 64 * 1024 * 1024
+_SCHEMA_HASH = hashlib.blake2b(
+    repr([(c.name, str(c.dtype)) for c in (*STEP_COLUMNS, *TOOL_CALL_COLUMNS)]).encode(),
+    digest_size=4,
+).hexdigest()
+#: Cache version of the trajectory tables (bump when extraction rules change).
+CACHE_VERSION = f"traj-1-{_SCHEMA_HASH}"
+INDEX_SCHEMA = {
+    "trial_id": pl.String, "sig": pl.String, "has_data": pl.Boolean,
+    "n_steps": pl.Int64, "n_tool_calls": pl.Int64, "n_turns": pl.Int64,
+    "fm_prompt": pl.Float64, "fm_completion": pl.Float64, "fm_cached": pl.Float64, "fm_cost": pl.Float64,
+}  # fmt: skip
+_TABLES = ("traj_steps", "traj_calls", "traj_index", "traj_errors")
+
+
+def trial_signature(trial_dir: str) -> tuple[str, int]:
+    """('name:size:mtime|...' of every file in agent/ and steps/*/agent/, total bytes)."""
+    parts: list[str] = []
+    total = 0
+    dirs = [("", os.path.join(trial_dir, "agent"))]
+    sdir = os.path.join(trial_dir, "steps")
+    with contextlib.suppress(OSError):
+        dirs += [(f"{n}/", os.path.join(sdir, n, "agent")) for n in sorted(os.listdir(sdir))]
+    for pre, d in dirs:
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    if e.is_file():
+                        st = e.stat()
+                        parts.append(f"{pre}{e.name}:{st.st_size}:{st.st_mtime_ns}")
+                        total += st.st_size
+        except OSError:
+            continue
+    parts.sort()
+    return "|".join(parts) or "-", total
+
+
+def _parse_chunk(items: list[tuple]) -> tuple[list, list, dict, list[LoadError]]:
+    """Worker: parse trials -> (step rows, call rows, index columns, errors)."""
+    acc = Acc()
+    idx: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
+    errors: list[LoadError] = []
+    for trial_id, trial_dir, job_id, agent_name, sig in items:
+        tp = parse_trial(trial_id, trial_dir, job_id, agent_name, acc)
+        errors.extend(tp.errors)
+        t = final_totals(tp.final_metrics)
+        has = tp.has_trajectory
+        idx["trial_id"].append(trial_id)
+        idx["sig"].append(sig)
+        idx["has_data"].append(has or tp.n_turns is not None)
+        idx["n_steps"].append(tp.n_steps if has else None)
+        idx["n_tool_calls"].append(tp.n_tool_calls if has else None)
+        idx["n_turns"].append(tp.n_turns)
+        idx["fm_prompt"].append(t["total_prompt_tokens"])
+        idx["fm_completion"].append(t["total_completion_tokens"])
+        idx["fm_cached"].append(t["total_cached_tokens"])
+        idx["fm_cost"].append(t["total_cost_usd"])
+    return acc.steps, acc.calls, idx, errors  # row tuples
+
+
+def _errors_frame(errors: list[LoadError]) -> pl.DataFrame:
+    cols = {c.name: [getattr(e, c.name) for e in errors] for c in ERROR_COLUMNS}
+    return pl.DataFrame(cols, schema={c.name: c.dtype for c in ERROR_COLUMNS})
+
+
+def _errors_list(df: pl.DataFrame) -> list[LoadError]:
+    return [LoadError(**r) for r in df.iter_rows(named=True)]
+
+
+def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: bool) -> tuple:
+    """Parse work items in parallel; returns merged (steps, calls, index, errors)."""
+    steps: list[tuple] = []
+    calls: list[tuple] = []
+    index: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
+    errors: list[LoadError] = []
+    n = len(work)
+    auto = workers is None
+    workers = max(1, min(4, os.cpu_count() or 1)) if auto else max(1, workers)
+    use_procs = workers > 1 and total_bytes >= PROCESS_POOL_BYTES
+    size = 64 if use_procs else 16
+    chunks = [work[i : i + size] for i in range(0, n, size)]
+    bar = None
+    if progress and n:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc="trajectories", unit="trial", leave=False)
+
+    def merge(res: tuple, k: int) -> None:
+        s, c, i, e = res
+        steps.extend(s)
+        calls.extend(c)
+        for key, v in i.items():
+            index[key].extend(v)
+        errors.extend(e)
+        if bar is not None:
+            bar.update(k)
+
+    if workers == 1 or len(chunks) <= 1:
+        for ch in chunks:
+            merge(_parse_chunk(ch), len(ch))
+    else:
+        ex: Executor
+        if use_procs:
+            import multiprocessing as mp
+
+            ex = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=mp.get_context("spawn"))
+        else:
+            ex = ThreadPoolExecutor(min(workers, len(chunks)))
+        with ex:
+            futs = {ex.submit(_parse_chunk, ch): len(ch) for ch in chunks}
+            for f in as_completed(futs):
+                merge(f.result(), futs[f])
+    if bar is not None:
+        bar.close()
+    acc = Acc()
+    acc.steps, acc.calls = steps, calls
+    return acc, index, errors
+
+
+def _read_job_cache(job_dir: str) -> dict[str, pl.DataFrame] | None:
+    got = {}
+    gen = None
+    for name in _TABLES:
+        r = _cache.read_table(job_dir, name, CACHE_VERSION)
+        if r is None:
+            return None
+        df, meta = r
+        if gen is None:
+            gen = meta.get("generation")
+        if gen is None or meta.get("generation") != gen:
+            return None
+        got[name] = df
+    return got
+
+
+def _write_job_cache(job_dir: str, tables: dict[str, pl.DataFrame]) -> None:
+    gen = uuid.uuid4().hex
+    for name in _TABLES:
+        _cache.write_table(job_dir, name, CACHE_VERSION, tables[name], {"generation": gen})
+
+
+def _keep(df: pl.DataFrame, ids: Any, col: str = "trial_id") -> pl.DataFrame:
+    return df.filter(pl.col(col).is_in(pl.Series(list(ids), dtype=pl.String)))
+
+
+def build_trajectories(
+    trials: pl.DataFrame, *, cache: bool = True, progress: bool = True, workers: int | None = None
+) -> TrajectoryFrames:
+    """Parse the trajectories of every Harbor trial in ``trials`` (all at once, in parallel).
+
+    ``trials`` needs trial_id and trial_dir; job_id / job_dir (cache, error rows),
+    agent_name (goose logs), source_format (non-'harbor' rows are skipped) and
+    n_input_tokens / n_cache_tokens / n_output_tokens / cost_usd (metrics_mismatch) are used
+    when present. Returns steps and tool_calls conforming to STEP_COLUMNS /
+    TOOL_CALL_COLUMNS, a trial_summary (trial_id, n_steps, n_tool_calls, n_turns,
+    metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
+    (level 'trajectory'). Never raises on file content.
+    """
+    t = trials
+    for c, dt in (
+        ("job_id", pl.String),
+        ("job_dir", pl.String),
+        ("agent_name", pl.String),
+        ("source_format", pl.String),
+    ):
+        if c not in t.columns:
+            t = t.with_columns(pl.lit(None, dtype=dt).alias(c))
+    t = t.filter(
+        pl.col("trial_dir").is_not_null()
+        & (pl.col("source_format").is_null() | (pl.col("source_format") == "harbor"))
+    ).unique("trial_id", keep="first", maintain_order=True)
+    rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
+    n_workers = workers if workers is not None else min(8, 2 * (os.cpu_count() or 1))
+    if len(rows) > 32 and n_workers > 1:
+        with ThreadPoolExecutor(n_workers) as ex:
+            sigs = list(ex.map(lambda r: trial_signature(r[1]), rows))
+    else:
+        sigs = [trial_signature(r[1]) for r in rows]
+
+    by_job: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_job.setdefault(r[3] or "", []).append(i)
+    cached: dict[str, dict[str, pl.DataFrame]] = {}
+    work: list[tuple] = []
+    total_bytes = 0
+    for jd, idxs in by_job.items():
+        old = _read_job_cache(jd) if (cache and jd) else None
+        old_sig = dict(old["traj_index"].select("trial_id", "sig").rows()) if old else {}
+        if old:
+            cached[jd] = old
+        for i in idxs:
+            tid, tdir, jid, _, agent = rows[i]
+            sig, nbytes = sigs[i]
+            if old_sig.get(tid) != sig:
+                work.append((tid, tdir, jid, agent, sig))
+                total_bytes += nbytes
+    acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
+    new_steps, new_calls = steps_frame(acc.step_columns()), calls_frame(acc.call_columns())
+    new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
+    new_errors = _errors_frame(errors)
+
+    parsed_ids = set(new_index["trial_id"].to_list())
+    trial_job = {r[0]: (r[3] or "") for r in rows}
+    steps_parts, calls_parts, index_parts, err_parts = (
+        [new_steps],
+        [new_calls],
+        [new_index],
+        [new_errors],
+    )
+    for jd, old in cached.items():
+        stale = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
+        job_tids = {rows[i][0] for i in by_job[jd]}
+        keep = {
+            n: old[n].filter(~pl.col("trial_id").is_in(pl.Series(list(stale), dtype=pl.String)))
+            for n in _TABLES
+        }
+        steps_parts.append(_keep(keep["traj_steps"], job_tids))
+        calls_parts.append(_keep(keep["traj_calls"], job_tids))
+        index_parts.append(_keep(keep["traj_index"], job_tids))
+        err_parts.append(_keep(keep["traj_errors"], job_tids))
+    if cache:
+        for jd in by_job:
+            if not jd:
+                continue
+            mine = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
+            if not mine:
+                continue  # nothing new for this job: its cache is already current
+            old = cached.get(jd)
+            fresh = {
+                "traj_steps": _keep(new_steps, mine),
+                "traj_calls": _keep(new_calls, mine),
+                "traj_index": _keep(new_index, mine),
+                "traj_errors": _keep(new_errors, mine),
+            }
+            if old is not None:
+                fresh = {
+                    n: pl.concat(
+                        [
+                            old[n].filter(
+                                ~pl.col("trial_id").is_in(pl.Series(list(mine), dtype=pl.String))
+                            ),
+                            fresh[n],
+                        ],
+                        how="vertical_relaxed",
+                    )
+                    for n in _TABLES
+                }
+            _write_job_cache(jd, fresh)
+
+    steps = pl.concat(steps_parts, how="vertical_relaxed")
+    calls = pl.concat(calls_parts, how="vertical_relaxed")
+    index = pl.concat(index_parts, how="vertical_relaxed").filter(pl.col("has_data"))
+    errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
+    summary = _summary(index, t)
+    return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)
+
+
+def _summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
+    need = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
+    tok = trials.select(
+        "trial_id", *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in need]
+    )
+    j = index.join(tok, on="trial_id", how="left")
+    return j.select(
+        "trial_id",
+        "n_steps",
+        "n_tool_calls",
+        "n_turns",
+        metrics_mismatch_expr().alias("metrics_mismatch"),
+    ).cast(SUMMARY_SCHEMA)
