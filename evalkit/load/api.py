@@ -100,7 +100,7 @@ def load(
                 job_complete=complete,
             )
         )
-    extract_all(plans, progress=progress, workers=workers)
+    extract_all(plans, progress=progress, workers=workers, sigs=cache)
     save_plans(
         [p for p, r in zip(plans, job_recs, strict=True) if r["_ref"].only is None], use_cache=cache
     )

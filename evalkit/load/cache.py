@@ -34,9 +34,12 @@ def cache_root() -> Path:
     return Path(xdg) / "evalkit" if xdg else Path.home() / ".cache" / "evalkit"
 
 
-def path_key(path: str | os.PathLike[str]) -> str:
-    """A short stable key for a folder: blake2b of its resolved absolute path."""
-    real = os.path.realpath(os.fspath(path))
+def path_key(path: str | os.PathLike[str], resolved: bool = False) -> str:
+    """A short stable key for a folder: blake2b of its resolved absolute path.
+
+    ``resolved=True`` skips resolving when the caller already has the resolved path.
+    """
+    real = os.fspath(path) if resolved else os.path.realpath(os.fspath(path))
     return hashlib.blake2b(real.encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
 
 

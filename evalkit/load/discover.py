@@ -115,7 +115,10 @@ def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> list[s
     trials = []
     for e in sorted(subdirs, key=lambda e: e.name):
         if _looks_like_trial(e.path, e.name):
-            trials.append(os.path.realpath(e.path))
+            # children of an already resolved folder: only a symlinked child needs resolving
+            trials.append(
+                os.path.realpath(e.path) if e.is_symlink() else os.path.join(real, e.name)
+            )
         else:
             out.errors.append(
                 LoadError(

@@ -6,6 +6,7 @@ Readers never raise on file content. :func:`read_json` returns ``(value, None)``
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from typing import Any
@@ -19,14 +20,21 @@ from evalkit.load.errors import LoadError
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
+_cap_cache: tuple[str | None, int] = (None, DEFAULT_MAX_BYTES)
+
+
 def max_bytes() -> int:
+    """The per-file size cap in bytes (EVALKIT_MAX_FILE_MB, else 256 MB)."""
+    global _cap_cache
     env = os.environ.get("EVALKIT_MAX_FILE_MB")
+    if env == _cap_cache[0]:
+        return _cap_cache[1]
+    cap = DEFAULT_MAX_BYTES
     if env:
-        try:
-            return int(float(env) * 1024 * 1024)
-        except ValueError:
-            pass
-    return DEFAULT_MAX_BYTES
+        with contextlib.suppress(ValueError):
+            cap = int(float(env) * 1024 * 1024)
+    _cap_cache = (env, cap)
+    return cap
 
 
 def read_bytes(

@@ -68,8 +68,41 @@ class JobTrials:
     from_cache: bool = False
 
 
+_REWARDS_IDX = list(RAW_SCHEMA).index("rewards")
+
+
+def _rewards_column(col: tuple) -> pl.Series:
+    """The list-of-struct rewards column built from flat arrays (per-row dicts are slow)."""
+    idx, names, values = [], [], []
+    for i, items in enumerate(col):
+        for it in items or ():
+            idx.append(i)
+            names.append(it["name"])
+            values.append(it["value"])
+    flat = pl.DataFrame(
+        {
+            "i": pl.Series(idx, dtype=pl.Int64),
+            "name": pl.Series(names, dtype=pl.String),
+            "value": pl.Series(values, dtype=pl.Float64),
+        }
+    )
+    agg = flat.group_by("i", maintain_order=True).agg(pl.struct("name", "value").alias("rewards"))
+    full = pl.DataFrame({"i": pl.int_range(len(col), eager=True, dtype=pl.Int64)}).join(
+        agg, on="i", how="left"
+    )
+    return (
+        full["rewards"]
+        .fill_null(pl.lit([], dtype=RAW_SCHEMA["rewards"]))
+        .cast(RAW_SCHEMA["rewards"])
+    )
+
+
 def _raw_frame(rows: list[tuple], ids: list[str], sigs: list[str]) -> pl.DataFrame:
-    df = pl.DataFrame(rows, schema=RAW_SCHEMA, orient="row")
+    cols = list(zip(*rows, strict=True)) if rows else [() for _ in RAW_SCHEMA]
+    series = {}
+    for j, ((k, t), v) in enumerate(zip(RAW_SCHEMA.items(), cols, strict=True)):
+        series[k] = _rewards_column(v) if j == _REWARDS_IDX else pl.Series(k, list(v), dtype=t)
+    df = pl.DataFrame(series)
     return df.with_columns(
         pl.Series("trial_id", ids, pl.String), pl.Series("_sig", sigs, pl.String)
     )
@@ -89,7 +122,7 @@ def plan_job(
 ) -> JobTrials:
     """Decide, per trial, whether its cached record is valid or it must be extracted."""
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
-    ids = {d: _cache.path_key(d) for d in trial_dirs}
+    ids = {d: _cache.path_key(d, resolved=True) for d in trial_dirs}
     cached = _cache.read_table(job_dir, "trials", EXTRACT_VERSION) if use_cache else None
     cached_errs = _cache.read_table(job_dir, "trial_errors", EXTRACT_VERSION) if cached else None
     if cached is not None and cached_errs is not None:
@@ -112,43 +145,55 @@ def plan_job(
         jt.errors = _errors_from_frame(errs.filter(pl.col("trial_id").is_in(list(kept_ids))))
         jt.todo = [(d, ids[d], sigs[d]) for d in trial_dirs if d not in kept]
         return jt
-    jt.todo = [(d, ids[d], trial_sig(d)) for d in trial_dirs]
+    jt.todo = [(d, ids[d], "") for d in trial_dirs]  # signatures computed by the workers
     return jt
 
 
-def extract_all(plans: list[JobTrials], *, progress: bool, workers: int | None = None) -> None:
-    """Extract every planned trial in one thread pool (I/O bound), in place."""
-    work = [(p, t) for p in plans for t in p.todo]
+def extract_all(
+    plans: list[JobTrials], *, progress: bool, workers: int | None = None, sigs: bool = True
+) -> None:
+    """Extract every planned trial in one thread pool (I/O bound), in place.
+
+    Work is handed out in chunks so the pool's per-task locking does not dominate; file
+    reads and stats release the GIL, JSON parsing does not, so a few threads suffice.
+    """
+    work = [(pi, k) for pi, p in enumerate(plans) for k in range(len(p.todo))]
     if not work:
         return
-    workers = workers or min(16, (os.cpu_count() or 2) * 4)
+    workers = workers or min(8, (os.cpu_count() or 2) * 2)
 
-    def run(item: tuple[JobTrials, tuple[str, str, str]]) -> tuple[tuple, list[LoadError]]:
-        _, (d, tid, _) = item
+    def run_one(pi: int, k: int) -> tuple[tuple, list[LoadError], str]:
+        d, tid, sig = plans[pi].todo[k]
+        if not sig and sigs:
+            sig = trial_sig(d)
         try:
-            return extract_trial(d, tid)
+            rec, errs = extract_trial(d, tid)
         except Exception as e:  # a reader bug must not kill the whole load
-            rec = [None] * len(RAW_SCHEMA)
-            rec[0] = d
-            return tuple(rec), [
+            rec = tuple([d] + [None] * (len(RAW_SCHEMA) - 1))
+            errs = [
                 LoadError(d, "trial", "extract_failed", f"{type(e).__name__}: {e}", trial_id=tid)
             ]
+        return rec, errs, sig
 
     bar = None
     if progress and len(work) >= 200:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(work), desc="trials", unit="trial", leave=False)
-    results: list[tuple[tuple, list[LoadError]]] = []
-    if len(work) < 64:
-        for it in work:
-            results.append(run(it))
+
+    def run_chunk(chunk: list[tuple[int, int]]) -> list[tuple[tuple, list[LoadError], str]]:
+        out = [run_one(pi, k) for pi, k in chunk]
+        if bar is not None:
+            bar.update(len(chunk))
+        return out
+
+    size = 256
+    chunks = [work[i : i + size] for i in range(0, len(work), size)]
+    if len(chunks) == 1 or workers <= 1:
+        results = [r for c in chunks for r in run_chunk(c)]
     else:
         with ThreadPoolExecutor(max_workers=workers) as ex:
-            for r in ex.map(run, work, chunksize=32):
-                results.append(r)
-                if bar is not None:
-                    bar.update(1)
+            results = [r for part in ex.map(run_chunk, chunks) for r in part]
     if bar is not None:
         bar.close()
     i = 0
@@ -156,7 +201,6 @@ def extract_all(plans: list[JobTrials], *, progress: bool, workers: int | None =
         n = len(p.todo)
         chunk = results[i : i + n]
         i += n
-        rows = [r[0] for r in chunk]
         for r in chunk:
             for e in r[1]:
                 p.errors.append(
@@ -164,7 +208,7 @@ def extract_all(plans: list[JobTrials], *, progress: bool, workers: int | None =
                     if e.trial_id
                     else LoadError(e.path, e.level, e.error_type, e.message, p.job_id, None)
                 )
-        new = _raw_frame(rows, [t[1] for t in p.todo], [t[2] for t in p.todo])
+        new = _raw_frame([r[0] for r in chunk], [t[1] for t in p.todo], [r[2] for r in chunk])
         p.frame = (
             new
             if p.frame is None or p.frame.height == 0
