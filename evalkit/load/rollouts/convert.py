@@ -61,7 +61,10 @@ def _d(ev: dict) -> dict:
 def _text(v: Any) -> str | None:
     if v is None or isinstance(v, str):
         return v
-    return orjson.dumps(v).decode()
+    try:
+        return orjson.dumps(v).decode()
+    except TypeError:  # e.g. integers over 64 bits from the stdlib fallback parser
+        return str(v)
 
 
 def _cost_known(cost: float | None, status: str | None) -> float | None:

@@ -133,7 +133,7 @@ def content_text(content: Any) -> str | None:
                         path = src.get("url") or src.get("media_type")
                     out.append(f"[{t}: {path}]" if path is not None else f"[{t}]")
         return "\n".join(out)
-    return _DUMPS(content).decode()
+    return _json_text(content)
 
 
 def _json_text(v: Any) -> str | None:
@@ -221,7 +221,7 @@ def add_document(
         obs = g("observation")
         results = obs.get("results") if type(obs) is dict else None
         if type(results) is list and results:
-            call_ids = {c.get("tool_call_id") for c in calls}
+            call_ids = {x for c in calls if type(x := c.get("tool_call_id")) is str}
             step_level: list[str] = []
             for r in results:
                 if type(r) is not dict:

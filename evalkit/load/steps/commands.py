@@ -30,7 +30,7 @@ SHELL_TOOL_NAMES = frozenset(
         "bashcommand", "localshell", "shellcommand", "runterminalcmd", "runterminalcommand",
         "terminalcommand", "tmuxsendkeys", "sendkeys", "runbash", "bashtool", "exec",
         "execute", "runshell", "containerexec", "terminalinput", "executeshell",
-        "shellexec", "runinterminal", "sandboxexec",
+        "shellexec", "runinterminal", "sandboxexec", "run",
     }
 )  # fmt: skip
 
@@ -109,7 +109,7 @@ def _scan(d: dict, out: list) -> None:
     if out[1] is None:
         for k in _EXIT_KEYS:
             v = d.get(k)
-            if isinstance(v, int) and not isinstance(v, bool):
+            if type(v) is int and -(2**63) <= v < 2**63:
                 out[1] = v
                 break
     if out[2] is None:

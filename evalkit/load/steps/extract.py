@@ -36,7 +36,6 @@ from evalkit.load.steps.goose import find_goose_log, goose_turns
 _CONT = re.compile(r"trajectory\.cont-(\d+)\.json$")
 _MAX_FILES = 500  # continuation / subagent files per trial (cycle and bomb guard)
 _MAX_DEPTH = 4
-_LIMIT = io.max_bytes()
 _norm = os.path.normpath
 
 
@@ -103,7 +102,7 @@ def _read(path: str) -> tuple[bytes | None, LoadError | None]:
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            if S_ISREG(st.st_mode) and st.st_size <= _LIMIT:
+            if S_ISREG(st.st_mode) and st.st_size <= io.max_bytes():
                 return fh.read(), None
     except OSError:
         pass

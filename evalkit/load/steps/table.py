@@ -181,7 +181,7 @@ def _write_job_cache(job_dir: str, tables: dict[str, pl.DataFrame]) -> None:
 
 
 def _keep(df: pl.DataFrame, ids: Any, col: str = "trial_id") -> pl.DataFrame:
-    return df.filter(pl.col(col).is_in(pl.Series(list(ids), dtype=pl.String)))
+    return df.filter(pl.col(col).is_in(list(ids)))
 
 
 def build_trajectories(
@@ -251,10 +251,7 @@ def build_trajectories(
     for jd, old in cached.items():
         stale = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
         job_tids = {rows[i][0] for i in by_job[jd]}
-        keep = {
-            n: old[n].filter(~pl.col("trial_id").is_in(pl.Series(list(stale), dtype=pl.String)))
-            for n in _TABLES
-        }
+        keep = {n: old[n].filter(~pl.col("trial_id").is_in(list(stale))) for n in _TABLES}
         steps_parts.append(_keep(keep["traj_steps"], job_tids))
         calls_parts.append(_keep(keep["traj_calls"], job_tids))
         index_parts.append(_keep(keep["traj_index"], job_tids))
@@ -277,9 +274,7 @@ def build_trajectories(
                 fresh = {
                     n: pl.concat(
                         [
-                            old[n].filter(
-                                ~pl.col("trial_id").is_in(pl.Series(list(mine), dtype=pl.String))
-                            ),
+                            old[n].filter(~pl.col("trial_id").is_in(list(mine))),
                             fresh[n],
                         ],
                         how="vertical_relaxed",
