@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from evalkit.load._columns import conform
+from evalkit.load._columns import conform, empty
 from evalkit.load.cache import path_key
 from evalkit.load.errors import LoadError
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
@@ -29,6 +29,13 @@ from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
 DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SNIFF_FILES = 3  # files sniffed per folder before deciding
+#: dtypes of the rollout-only trial columns (kept after the declared trial columns).
+EXTRA_TRIAL_SCHEMA: dict[str, pl.DataType] = {
+    "run_status": pl.String, "failure_reason": pl.String, "_started": pl.String, "_finished": pl.String,
+    "n_retried_tool_calls": pl.Int64, "n_llm_retries": pl.Int64, "recorder_drops": pl.Int64,
+    "previous_run_id": pl.String, "rollout_date": pl.String, "harness_steps": pl.Int64,
+    "n_events": pl.Int64, "n_malformed_lines": pl.Int64,
+}  # fmt: skip
 
 
 @dataclass
@@ -91,7 +98,7 @@ def rollout_files(path: str) -> list[str]:
 
 
 def _empty_trials() -> pl.DataFrame:
-    return conform(pl.DataFrame(), TRIAL_COLUMNS)
+    return empty(TRIAL_COLUMNS)
 
 
 def read_rollouts(
@@ -162,12 +169,8 @@ def read_rollouts(
         trials = join_results(trials, res_df)
     trials = conform(trials, TRIAL_COLUMNS)
     steps, calls = _steps(convs), _calls(convs)
-    findings = conform(
-        pl.DataFrame([f for c in convs for f in c.findings])
-        if any(c.findings for c in convs)
-        else pl.DataFrame(),
-        FINDING_COLUMNS,
-    )
+    rows = [f for c in convs for f in c.findings]
+    findings = conform(pl.DataFrame(rows), FINDING_COLUMNS) if rows else empty(FINDING_COLUMNS)
     jobs = _jobs(trials, job_id, job_name, job_dir, len(files))
     return RolloutFrames(jobs, trials, steps, calls, findings, errors)
 
@@ -175,7 +178,9 @@ def read_rollouts(
 def _trials(convs: list[Converted]) -> pl.DataFrame:
     if not convs:
         return _empty_trials().with_columns(pl.lit(None, pl.String).alias("run_status"))
-    df = pl.DataFrame([c.trial for c in convs], infer_schema_length=None)
+    decl = {c.name: c.dtype for c in TRIAL_COLUMNS}
+    schema = {k: decl.get(k) or EXTRA_TRIAL_SCHEMA[k] for k in convs[0].trial}
+    df = pl.DataFrame([c.trial for c in convs], schema=schema)
     df = df.with_columns(
         parse_timestamps("_started").alias("started_at"),
         parse_timestamps("_finished").alias("finished_at"),
