@@ -36,3 +36,8 @@ def fixture_folder(root: Path) -> Path:
     shutil.copy(ROLLOUTS / "simple-no-tool.jsonl", d / "2026-01-15")
     shutil.copy(ROLLOUTS / "tool-with-output-key.jsonl", d / "2026-01-15")
     return d
+
+
+def trials_with_details(frames):
+    """trials joined with the rollout-only run_details columns."""
+    return frames.trials.join(frames.run_details, on="trial_id", how="left")

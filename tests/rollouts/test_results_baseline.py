@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 import pytest
-from rollout_helpers import GOLDEN_ID, ROLLOUTS, fixture_folder
+from rollout_helpers import GOLDEN_ID, ROLLOUTS, fixture_folder, trials_with_details
 
 from evalkit.load.rollouts import join_results, read_baseline, read_results_jsonl, read_rollouts
 
@@ -82,7 +82,7 @@ def test_join_results_onto_rollouts(tmp_path):
     _pretty(d / "results.jsonl")  # picked up automatically (and not mistaken for a rollout)
     f = read_rollouts(d, progress=False)
     assert f.errors == []
-    t = {r["trial_id"]: r for r in f.trials.iter_rows(named=True)}
+    t = {r["trial_id"]: r for r in trials_with_details(f).iter_rows(named=True)}
     assert (t[GOLDEN_ID]["task_name"], t[GOLDEN_ID]["reward"], t[GOLDEN_ID]["outcome"]) == (
         "list-workspace",
         1.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from rollout_helpers import GOLDEN_ID, fixture_folder
+from rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details
 
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
@@ -20,7 +20,7 @@ def frames(tmp_path):
 
 def test_frames_conform(frames):
     assert frames.errors == []
-    assert frames.trials.columns[: len(TRIAL_COLUMNS)] == [c.name for c in TRIAL_COLUMNS]
+    assert frames.trials.columns == [c.name for c in TRIAL_COLUMNS]
     assert frames.jobs.columns == [c.name for c in JOB_COLUMNS]
     assert frames.steps.columns == [c.name for c in STEP_COLUMNS]
     assert frames.tool_calls.columns == [c.name for c in TOOL_CALL_COLUMNS]
@@ -30,7 +30,7 @@ def test_frames_conform(frames):
 
 
 def test_golden_run_trial(frames):
-    t = frames.trials.filter(pl.col("trial_id") == GOLDEN_ID).row(0, named=True)
+    t = trials_with_details(frames).filter(pl.col("trial_id") == GOLDEN_ID).row(0, named=True)
     assert t["source_format"] == "go-code" and t["trial_name"] == GOLDEN_ID
     assert t["run"] is None and t["attempt"] is None  # the loader fills them
     assert (t["model_name"], t["model_provider"]) == ("fake-model", "default")
@@ -87,7 +87,7 @@ def test_golden_run_steps_and_call(frames):
 
 
 def test_hand_fixtures(frames):
-    t = {r["trial_id"]: r for r in frames.trials.iter_rows(named=True)}
+    t = {r["trial_id"]: r for r in trials_with_details(frames).iter_rows(named=True)}
     # no conversation_id in the hand fixtures: run id = file stem
     assert set(t) == {GOLDEN_ID, "simple-no-tool", "tool-with-output-key"}
     assert t["simple-no-tool"]["n_steps"] == 1 and t["tool-with-output-key"]["n_steps"] == 2

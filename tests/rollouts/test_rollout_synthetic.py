@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rollout_helpers import ev, write_rollout
+from rollout_helpers import ev, trials_with_details, write_rollout
 
 from evalkit.load.rollouts import read_rollouts
 
@@ -59,7 +59,7 @@ def test_sorted_by_seq_and_retries(tmp_path):
     assert c["retried"].to_list() == [False, True, False]
     assert c["is_error"].to_list() == [True, True, False]
     assert c["duration_ms"].to_list() == [12.0, 12.0, 12.0]
-    t = f.trials.row(0, named=True)
+    t = trials_with_details(f).row(0, named=True)
     assert (t["n_retried_tool_calls"], t["n_llm_retries"], t["n_tool_calls"]) == (1, 1, 3)
     assert (t["cost_usd"], t["model_name"], t["n_input_tokens"]) == (0.5, "openai/gpt-5-mini", 900)
     assert f.steps.filter(pl.col("source") == "agent")["llm_retries"].to_list() == [1]
@@ -82,7 +82,7 @@ def test_malformed_lines_drops_and_missing_terminal(tmp_path):
         "recorder_drop",
     ]
     assert all(e.trial_id in (None, "run_x") and e.level == "rollout" for e in f.errors)
-    t = f.trials.row(0, named=True)
+    t = trials_with_details(f).row(0, named=True)
     assert (t["run_status"], t["outcome"], t["error_kind"], t["result_present"]) == (
         "unknown",
         "incomplete",
@@ -140,7 +140,7 @@ def test_malformed_lines_drops_and_missing_terminal(tmp_path):
     ],
 )
 def test_terminal_events(tmp_path, term, status, outcome, kind):
-    t = _one(tmp_path, _run(term=term)).trials.row(0, named=True)
+    t = trials_with_details(_one(tmp_path, _run(term=term))).row(0, named=True)
     assert (t["run_status"], t["outcome"], t["error_kind"]) == (status, outcome, kind)
     assert t["exception_type"] == (None if status == "completed" else term["type"])
 

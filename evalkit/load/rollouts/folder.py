@@ -48,6 +48,10 @@ class RolloutFrames:
     tool_calls: pl.DataFrame
     findings: pl.DataFrame
     errors: list[LoadError] = field(default_factory=list)
+    #: trial_id + rollout-only columns (run_status, failure_reason, n_retried_tool_calls,
+    #: n_llm_retries, recorder_drops, previous_run_id, rollout_date, harness_steps, n_events,
+    #: n_malformed_lines, is_resolved); ``trials`` itself has exactly the declared columns
+    run_details: pl.DataFrame | None = None
 
 
 def _jsonl(d: str) -> list[str]:
@@ -109,10 +113,9 @@ def read_rollouts(
 ) -> RolloutFrames:
     """Read every rollout of a folder (or one rollout file) into frames.
 
-    trials: one row per run (trial_id = run id, source_format 'go-code', run / attempt left
-    null), plus columns run_status (completed/failed/cancelled/unknown), failure_reason,
-    n_retried_tool_calls, n_llm_retries, recorder_drops, previous_run_id, rollout_date,
-    harness_steps, n_events, n_malformed_lines (and is_resolved when results are joined).
+    trials: one row per run with exactly the declared trial columns (trial_id = run id,
+    source_format 'go-code', run / attempt left null); ``run_details`` has the rollout-only
+    columns (run_status completed/failed/cancelled/unknown, retries, drops, ...).
     ``results``: a results.jsonl path or frame joined by run_id; by default
     ``<folder>/results.jsonl`` is used when present. Never raises on file content.
     """
@@ -167,12 +170,20 @@ def read_rollouts(
         res_df = read_results_jsonl(rpath, errors=errors)
     if res_df is not None and trials.height:
         trials = join_results(trials, res_df)
-    trials = conform(trials, TRIAL_COLUMNS)
+    details = trials.select(
+        "trial_id",
+        *[
+            c
+            for c in (*EXTRA_TRIAL_SCHEMA, "is_resolved")
+            if c in trials.columns and not c.startswith("_")
+        ],
+    )
+    trials = conform(trials, TRIAL_COLUMNS, extra=False)
     steps, calls = _steps(convs), _calls(convs)
     rows = [f for c in convs for f in c.findings]
     findings = conform(pl.DataFrame(rows), FINDING_COLUMNS) if rows else empty(FINDING_COLUMNS)
     jobs = _jobs(trials, job_id, job_name, job_dir, len(files))
-    return RolloutFrames(jobs, trials, steps, calls, findings, errors)
+    return RolloutFrames(jobs, trials, steps, calls, findings, errors, details)
 
 
 def _trials(convs: list[Converted]) -> pl.DataFrame:
