@@ -1,0 +1,53 @@
+"""evalkit.stats: pure functions over Polars frames (any frame + column names).
+
+Public surface (see docs/statistics.md):
+
+* :func:`summarize` — per-run pass rate / mean reward with an interval, its method and estimand.
+* :func:`paired` — run B vs run A on common tasks: bootstrap CI, sign-flip p, McNemar, per-task.
+* :func:`pass_at_k`, :func:`pass_hat_k`, :func:`pass_k_curve` — pass@k (Chen 2021), pass^k.
+* :func:`proportion_ci`, :func:`clustered_proportion_ci`, :func:`clustered_mean_ci` — intervals.
+* :func:`mcnemar`, :func:`sign_flip_pvalue` — paired tests.
+* :func:`minimum_detectable_effect`, :func:`sample_size`, :class:`PowerInputs`,
+  :func:`power_inputs_from_tasks`, :func:`design_effect` — power (Miller 2024).
+
+Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out docs/coverage.md``).
+"""
+
+from evalkit.stats.intervals import (
+    ESTIMANDS,
+    clustered_mean_ci,
+    clustered_proportion_ci,
+    proportion_ci,
+)
+from evalkit.stats.paired import PairedResult, paired
+from evalkit.stats.passk import pass_at_k, pass_hat_k, pass_k_curve
+from evalkit.stats.power import (
+    PowerInputs,
+    design_effect,
+    minimum_detectable_effect,
+    power_inputs_from_tasks,
+    sample_size,
+)
+from evalkit.stats.significance import mcnemar, sign_flip_pvalue
+from evalkit.stats.summarize import SUMMARY_COLUMNS, summarize
+
+__all__ = [
+    "ESTIMANDS",
+    "SUMMARY_COLUMNS",
+    "PairedResult",
+    "PowerInputs",
+    "clustered_mean_ci",
+    "clustered_proportion_ci",
+    "design_effect",
+    "mcnemar",
+    "minimum_detectable_effect",
+    "paired",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_k_curve",
+    "power_inputs_from_tasks",
+    "proportion_ci",
+    "sample_size",
+    "sign_flip_pvalue",
+    "summarize",
+]
