@@ -33,6 +33,7 @@ CALL_FIELDS = (
 _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
 _DUMPS = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
+_INF = float("inf")
 
 
 class Acc:
@@ -147,14 +148,6 @@ def _json_text(v: Any) -> str | None:
         return str(v)
 
 
-def _sig(name: str | None, args: Any) -> str | None:
-    try:
-        canon = _DUMPS(args, option=_SORT).decode() if not isinstance(args, str) else args
-    except TypeError:
-        return None
-    return f"{name}\x00{canon}"
-
-
 def add_document(
     acc: Acc,
     doc: dict,
@@ -204,12 +197,19 @@ def add_document(
         m = g("metrics")
         pt = ct = ca = cost = None
         if type(m) is dict:
-            pt, ct, ca = (
-                as_int(m.get("prompt_tokens")),
-                as_int(m.get("completion_tokens")),
-                as_int(m.get("cached_tokens")),
-            )
-            cost = finite_float(m.get("cost_usd"))
+            # ints pass as-is (the frame build nulls values outside int64); others via as_int
+            pt = m.get("prompt_tokens")
+            if type(pt) is not int:
+                pt = as_int(pt)
+            ct = m.get("completion_tokens")
+            if type(ct) is not int:
+                ct = as_int(ct)
+            ca = m.get("cached_tokens")
+            if type(ca) is not int:
+                ca = as_int(ca)
+            cost = m.get("cost_usd")
+            if type(cost) is not float or cost != cost or cost in (_INF, -_INF):
+                cost = finite_float(cost)
             if add_cached and pt is not None and ca:
                 pt += ca  # before v1.2 prompt_tokens excluded cached tokens
         calls = g("tool_calls")
@@ -270,7 +270,7 @@ def add_document(
                 s_err = s_exit = None
             add_call((
                 trial_id, idx, ci, cid, trajectory, is_main, task_step, fn, _json_text(args),
-                shell_command(fn, args), o, osrc, s_err, s_exit, ts, _sig(fn, args),
+                shell_command(fn, args), o, osrc, s_err, s_exit, ts, None,
             ))  # fmt: skip
         model = g("model_name")
         if type(model) is not str:

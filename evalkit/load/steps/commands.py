@@ -45,6 +45,8 @@ _ERR_TRUE_STATUS = {"error", "failed", "failure", "errored"}
 _ERR_FALSE_STATUS = {"success", "succeeded", "ok"}
 _EXIT_KEYS = ("exit_code", "exitCode", "return_code", "returncode", "exit_status", "exitStatus")
 _NESTED = ("tool_result_metadata", "metadata", "raw_tool_result", "tool_use_result", "result")
+_SIGNAL_KEYS = frozenset({"is_error", "isError", "success", "error", "status", *_EXIT_KEYS})
+_LOOK_KEYS = _SIGNAL_KEYS | frozenset(_NESTED)
 
 
 def normalise_tool_name(name: str) -> str:
@@ -53,9 +55,19 @@ def normalise_tool_name(name: str) -> str:
     return last.lower().replace("_", "").replace("-", "").replace(" ", "")
 
 
+_SHELL_CACHE: dict[str, bool] = {}
+
+
 def is_shell_tool(name: str | None) -> bool:
     """True when the (normalised) function name is a known shell-running tool."""
-    return bool(name) and normalise_tool_name(name) in SHELL_TOOL_NAMES
+    if not name or type(name) is not str:
+        return False
+    hit = _SHELL_CACHE.get(name)
+    if hit is None:
+        hit = normalise_tool_name(name) in SHELL_TOOL_NAMES
+        if len(_SHELL_CACHE) < 10_000:
+            _SHELL_CACHE[name] = hit
+    return hit
 
 
 def _command_text(v: Any) -> str | None:
@@ -95,7 +107,9 @@ def shell_command(function_name: str | None, arguments: Any) -> str | None:
 
 
 def _scan(d: dict, out: list) -> None:
-    """Fill out=[err, exit] from one dict (first value found wins)."""
+    """Fill out=[flag, exit, error-field, status] from one dict (first value found wins)."""
+    if d.keys().isdisjoint(_SIGNAL_KEYS):
+        return
     if out[0] is None:
         for k in ("is_error", "isError"):
             v = d.get(k)
@@ -132,7 +146,7 @@ def structured_signals(*extras: Any) -> tuple[bool | None, int | None]:
     """
     out: list = [None, None, None, None]  # flag, exit, error-field, status
     for d in extras:
-        if not isinstance(d, dict) or not d:
+        if type(d) is not dict or d.keys().isdisjoint(_LOOK_KEYS):
             continue
         _scan(d, out)
         for k in _NESTED:

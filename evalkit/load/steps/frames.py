@@ -35,7 +35,7 @@ def _schema(fields: tuple[str, ...], decl: dict) -> dict:
 
 def parse_timestamps(col: str = "_ts") -> pl.Expr:
     """ISO-8601 text -> UTC datetime. Offsets are honoured; naive values are read as UTC."""
-    s = pl.col(col).str.replace(r"^(\d{4}-\d\d-\d\d) ", "${1}T")
+    s = pl.col(col).str.replace(" ", "T", literal=True)
     return pl.coalesce(
         s.str.to_datetime(format="%+", time_zone="UTC", strict=False, time_unit="us"),
         s.str.to_datetime(
@@ -46,19 +46,28 @@ def parse_timestamps(col: str = "_ts") -> pl.Expr:
 
 def steps_frame(cols: dict[str, list]) -> pl.DataFrame:
     """Typed steps frame from STEP_FIELDS lists (hidden _ts -> timestamp)."""
-    df = pl.DataFrame(cols, schema=_schema(STEP_FIELDS, _DECL_STEP))
+    df = pl.DataFrame(cols, schema=_schema(STEP_FIELDS, _DECL_STEP), strict=False)
     df = df.with_columns(parse_timestamps().alias("timestamp")).drop("_ts")
     return conform(df, STEP_COLUMNS)
 
 
 def calls_frame(cols: dict[str, list]) -> pl.DataFrame:
     """Typed tool_calls frame from CALL_FIELDS lists: exit_code, is_error, retried filled."""
-    df = pl.DataFrame(cols, schema=_schema(CALL_FIELDS, _DECL_CALL))
+    df = pl.DataFrame(cols, schema=_schema(CALL_FIELDS, _DECL_CALL), strict=False)
     df = finish_tool_calls(df)
+    # retry signature: go-code passes canonical (key-sorted) arguments in _sig; ATIF uses the
+    # arguments JSON text as recorded (an agent serialises the same call the same way)
+    sig = pl.coalesce(
+        pl.col("_sig"), pl.concat_str(pl.col("function_name"), pl.lit("\x00"), pl.col("arguments"))
+    )
     df = df.with_columns(
         parse_timestamps().alias("timestamp"),
-        pl.when(pl.col("_sig").is_not_null())
-        .then(pl.int_range(pl.len()).over("trial_id", "trajectory", "task_step", "_sig") > 0)
+        pl.when(sig.is_not_null())
+        .then(
+            ~pl.struct(
+                pl.col("trial_id", "trajectory", "task_step"), sig.alias("_k")
+            ).is_first_distinct()
+        )
         .otherwise(None)
         .alias("retried"),
     ).drop("_ts", "_s_err", "_s_exit", "_sig")

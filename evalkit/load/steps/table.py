@@ -1,8 +1,8 @@
 """``build_trajectories``: every trial's trajectories -> steps / tool_calls / trial_summary.
 
-All trials are parsed at once: a thread pool for ordinary loads (file reads overlap; the
-per-step work is small), a process pool when the trajectory bytes are large
-(:data:`PROCESS_POOL_BYTES`). Columns are accumulated as lists and turned into frames in
+All trials are parsed in one pass: serially by default, by a process pool when the
+trajectory bytes are large (:data:`PROCESS_POOL_BYTES`), by a thread pool when ``workers``
+asks for one (overlaps file reads on slow storage). Columns are accumulated as lists and turned into frames in
 bulk; timestamps, exit codes, is_error, retries and metrics_mismatch are vectorised.
 
 Cache (``evalkit.load.cache``): per job, tables ``traj_steps``, ``traj_calls``,
@@ -38,8 +38,11 @@ from evalkit.load.steps.frames import (
     steps_frame,
 )
 
-#: Above this many trajectory bytes (and with workers != 1) a process pool is used.
-PROCESS_POOL_BYTES = 64 * 1024 * 1024
+#: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
+#: workers=None parses serially (per-step work holds the GIL, so threads do not help unless
+#: files are on slow storage: pass workers=N for a thread pool then); a spawned worker costs
+#: ~0.5 s to start and rows must be pickled back, so processes pay off only for big loads.
+PROCESS_POOL_BYTES = 256 * 1024 * 1024
 _SCHEMA_HASH = hashlib.blake2b(
     repr([(c.name, str(c.dtype)) for c in (*STEP_COLUMNS, *TOOL_CALL_COLUMNS)]).encode(),
     digest_size=4,
@@ -74,6 +77,13 @@ def trial_signature(trial_dir: str) -> tuple[str, int]:
             continue
     parts.sort()
     return "|".join(parts) or "-", total
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _parse_chunk(items: list[tuple]) -> tuple[list, list, dict, list[LoadError]]:
@@ -115,8 +125,10 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
     index: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
     errors: list[LoadError] = []
     n = len(work)
-    auto = workers is None
-    workers = max(1, min(4, os.cpu_count() or 1)) if auto else max(1, workers)
+    if workers is None:  # threads only contend for the GIL here: serial, or processes when large
+        big = total_bytes >= PROCESS_POOL_BYTES
+        workers = max(1, min(8, os.cpu_count() or 1)) if big else 1
+    workers = max(1, workers)
     use_procs = workers > 1 and total_bytes >= PROCESS_POOL_BYTES
     size = 64 if use_procs else 16
     chunks = [work[i : i + size] for i in range(0, n, size)]
@@ -212,7 +224,9 @@ def build_trajectories(
     ).unique("trial_id", keep="first", maintain_order=True)
     rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
     n_workers = workers if workers is not None else min(8, 2 * (os.cpu_count() or 1))
-    if len(rows) > 32 and n_workers > 1:
+    if not cache:  # no signatures needed: only the main files' sizes (pool choice)
+        sigs = [("-", _size(os.path.join(r[1], "agent", "trajectory.json"))) for r in rows]
+    elif len(rows) > 32 and n_workers > 1:
         with ThreadPoolExecutor(n_workers) as ex:
             sigs = list(ex.map(lambda r: trial_signature(r[1]), rows))
     else:
