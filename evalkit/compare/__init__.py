@@ -1,22 +1,32 @@
 """Run-vs-run comparison and gates (layer 3: uses evalkit.stats and evalkit.patterns).
 
-The gates: :func:`ship_gate` (SAGE's accept-or-abstain rule with three verdicts) and
-:func:`regression_guard` (trainerd's RegressionGuard). See docs/compare.md.
+``compare(runs_or_trials, a, b)`` -> :class:`Comparison` (``.tasks``, ``.transitions``,
+``.stats``, ``.gate()``, ``.regression_guard()``, ``.to_json()``); the gates
+:func:`ship_gate` and :func:`regression_guard`; :func:`config_diff`. See docs/compare.md.
 """
 
 from __future__ import annotations
 
+from evalkit.compare.config_diff import ConfigDiff, config_diff
+from evalkit.compare.core import Comparison, compare
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP, GateResult, min_wins_to_ship, ship_gate
 from evalkit.compare.guard import GuardMetrics, GuardResult, guard_metrics, regression_guard
+from evalkit.compare.lime import compare_json, lime_decision
 
 __all__ = [
     "DONT_SHIP",
     "HOLD",
     "SHIP",
+    "Comparison",
+    "ConfigDiff",
     "GateResult",
     "GuardMetrics",
     "GuardResult",
+    "compare",
+    "compare_json",
+    "config_diff",
     "guard_metrics",
+    "lime_decision",
     "min_wins_to_ship",
     "regression_guard",
     "ship_gate",

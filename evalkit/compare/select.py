@@ -1,0 +1,157 @@
+"""Picking the trials of one side of a comparison, and the per-trial columns compare uses.
+
+A side is named by a run label (``trials.run``), a job name, a job id, a job folder path, a
+unique job-name prefix, or a list of these (their union). A run label wins over a job name
+when both match.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+#: Outcomes from best to worst; ties of the modal outcome go to the later (worse) one.
+OUTCOME_ORDER = ("pass", "partial", "fail", "timeout", "error", "no-reward", "incomplete")
+
+#: Columns compare reads, with the dtype used when a frame lacks them.
+OPTIONAL_COLUMNS: dict[str, pl.DataType] = {
+    "run": pl.String(),
+    "job_name": pl.String(),
+    "job_id": pl.String(),
+    "trial_id": pl.String(),
+    "trial_name": pl.String(),
+    "trial_dir": pl.String(),
+    "attempt": pl.Int64(),
+    "reward": pl.Float64(),
+    "outcome": pl.String(),
+    "exception_type": pl.String(),
+    "task_checksum": pl.String(),
+    "evidence_complete": pl.Boolean(),
+    "cost_usd": pl.Float64(),
+    "n_input_tokens": pl.Int64(),
+    "n_output_tokens": pl.Int64(),
+    "duration_s": pl.Float64(),
+    "n_steps": pl.Int64(),
+    "n_turns": pl.Int64(),
+    "started_at": pl.Datetime("us", "UTC"),
+}
+
+
+def trials_of(runs_or_trials: Any) -> pl.DataFrame:
+    """The trials frame of a Runs (anything with ``.trials``) or a frame itself."""
+    if isinstance(runs_or_trials, pl.DataFrame):
+        return runs_or_trials
+    if isinstance(runs_or_trials, pl.LazyFrame):
+        return runs_or_trials.collect()
+    t = getattr(runs_or_trials, "trials", None)
+    if isinstance(t, pl.DataFrame):
+        return t
+    raise TypeError(f"expected a Runs or a trials DataFrame, got {type(runs_or_trials).__name__}")
+
+
+def complete_columns(df: pl.DataFrame, task: str = "task_name") -> pl.DataFrame:
+    """Add missing optional columns as nulls and derive the outcome from the reward when a
+    frame has none (pass >= 1, partial > 0, fail <= 0, no-reward null)."""
+    if task not in df.columns:
+        raise ValueError(f"trials frame has no {task!r} column")
+    if "reward" not in df.columns and "outcome" not in df.columns:
+        raise ValueError("trials frame needs a 'reward' or an 'outcome' column")
+    add = [
+        pl.lit(None, dtype=dt).alias(c) for c, dt in OPTIONAL_COLUMNS.items() if c not in df.columns
+    ]
+    out = df.with_columns(add) if add else df
+    if "outcome" not in df.columns:
+        r = pl.col("reward")
+        out = out.with_columns(
+            pl.when(r.is_null())
+            .then(pl.lit("no-reward"))
+            .when(r >= 1)
+            .then(pl.lit("pass"))
+            .when(r > 0)
+            .then(pl.lit("partial"))
+            .otherwise(pl.lit("fail"))
+            .alias("outcome")
+        )
+    if task != "task_name":
+        out = out.with_columns(pl.col(task).alias("task_name"))
+    return out
+
+
+def _one(df: pl.DataFrame, key: str) -> tuple[pl.DataFrame, str, str]:
+    runs = df["run"].drop_nulls().unique().to_list()
+    if key in runs:
+        return df.filter(pl.col("run") == key), "run", key
+    for col in ("job_name", "job_id"):
+        hit = df.filter(pl.col(col) == key)
+        if hit.height:
+            return hit, "job", key
+    if os.path.exists(key):
+        real = os.path.realpath(key)
+        hit = df.filter(
+            pl.col("trial_dir").is_not_null()
+            & (pl.col("trial_dir").str.starts_with(real + os.sep) | (pl.col("trial_dir") == real))
+        )
+        if hit.height:
+            jn = hit["job_name"].drop_nulls().unique().to_list()
+            return hit, "job", jn[0] if len(jn) == 1 else key
+    names = sorted(n for n in df["job_name"].drop_nulls().unique().to_list() if n.startswith(key))
+    if len(names) == 1:
+        return df.filter(pl.col("job_name") == names[0]), "job", names[0]
+    if len(names) > 1:
+        raise KeyError(f"{key!r} matches {len(names)} jobs: {', '.join(names[:8])}")
+    jobs = sorted(df["job_name"].drop_nulls().unique().to_list())
+    raise KeyError(
+        f"no run or job named {key!r}. Runs: {', '.join(sorted(runs)[:12]) or '-'}; "
+        f"jobs: {', '.join(jobs[:12]) or '-'}{' ...' if len(jobs) > 12 else ''}"
+    )
+
+
+def select_side(df: pl.DataFrame, key: str | Sequence[str]) -> tuple[pl.DataFrame, str, str]:
+    """(trials, label, kind) for a run label / job name / id / folder / prefix or a list of them.
+
+    kind is "run" when every key was a run label, else "job".
+    """
+    keys = [key] if isinstance(key, str) else list(key)
+    if not keys:
+        raise KeyError("empty side")
+    parts, kinds, labels = [], [], []
+    for k in keys:
+        part, kind, lab = _one(df, str(k))
+        parts.append(part)
+        kinds.append(kind)
+        labels.append(lab)
+    out = pl.concat(parts, how="vertical_relaxed")
+    if "trial_id" in out.columns and out["trial_id"].null_count() == 0:
+        out = out.unique(subset="trial_id", keep="first", maintain_order=True)
+    label = " + ".join(labels)
+    return out, str(label), "run" if all(k == "run" for k in kinds) else "job"
+
+
+def per_trial(df: pl.DataFrame) -> pl.DataFrame:
+    """Per-trial columns compare aggregates:
+
+    * ``passed``: reward >= 1 (a null reward is a failure);
+    * ``reward0``: the reward with null as 0 (Harbor <= 0.25's convention, as stats.summarize);
+    * ``finished``: outcome is not "incomplete" (no usable result.json: running or crashed).
+      Rates are over finished attempts only;
+    * ``is_timeout``: outcome "timeout", or an exception type containing "timeout" (so a
+      trial that timed out after writing the right answer still counts as a timeout);
+    * ``evidence``: evidence_complete (null = False);
+    * ``tokens``: n_input_tokens + n_output_tokens (input includes cached; null if either is);
+    * ``turns``: n_turns, else n_steps.
+    """
+    return df.with_columns(
+        (pl.col("reward") >= 1).fill_null(False).alias("passed"),
+        pl.col("reward").fill_null(0.0).alias("reward0"),
+        (pl.col("outcome") != "incomplete").fill_null(True).alias("finished"),
+        (
+            (pl.col("outcome") == "timeout").fill_null(False)
+            | pl.col("exception_type").str.to_lowercase().str.contains("timeout").fill_null(False)
+        ).alias("is_timeout"),
+        pl.col("evidence_complete").fill_null(False).alias("evidence"),
+        (pl.col("n_input_tokens") + pl.col("n_output_tokens")).cast(pl.Float64).alias("tokens"),
+        pl.coalesce(pl.col("n_turns"), pl.col("n_steps")).cast(pl.Float64).alias("turns"),
+    )
