@@ -2,13 +2,16 @@
 
 ``compare(runs_or_trials, a, b)`` -> :class:`Comparison` (``.tasks``, ``.transitions``,
 ``.stats``, ``.gate()``, ``.regression_guard()``, ``.to_json()``); the gates
-:func:`ship_gate` and :func:`regression_guard`; :func:`config_diff`. See docs/compare.md.
+:func:`ship_gate` and :func:`regression_guard`; :func:`config_diff`;
+:func:`first_divergence`; :func:`evidence_bundle`. See docs/compare.md.
 """
 
 from __future__ import annotations
 
+from evalkit.compare.bundle import evidence_bundle
 from evalkit.compare.config_diff import ConfigDiff, config_diff
 from evalkit.compare.core import Comparison, compare
+from evalkit.compare.divergence import Divergence, first_divergence
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP, GateResult, min_wins_to_ship, ship_gate
 from evalkit.compare.guard import GuardMetrics, GuardResult, guard_metrics, regression_guard
 from evalkit.compare.lime import compare_json, lime_decision
@@ -19,12 +22,15 @@ __all__ = [
     "SHIP",
     "Comparison",
     "ConfigDiff",
+    "Divergence",
     "GateResult",
     "GuardMetrics",
     "GuardResult",
     "compare",
     "compare_json",
     "config_diff",
+    "evidence_bundle",
+    "first_divergence",
     "guard_metrics",
     "lime_decision",
     "min_wins_to_ship",
