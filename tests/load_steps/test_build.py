@@ -210,3 +210,13 @@ def test_process_pool_equals_serial(make_trial, monkeypatch):
     assert_frame_equal(
         a.steps.sort("trial_id", "step_index"), b.steps.sort("trial_id", "step_index")
     )
+
+
+def test_broken_symlink_reported_missing_file_not(make_trial):
+    t = make_trial("link", {"verifier/reward.txt": b"1"})
+    (t / "agent").mkdir()
+    (t / "agent" / "trajectory.json").symlink_to(t / "nowhere.json")
+    t2 = make_trial("plain", {"verifier/reward.txt": b"1"})
+    tf = _build(trials_frame([t, t2]))
+    assert [(e.trial_id, e.error_type) for e in tf.errors] == [("link", "broken_link")]
+    assert tf.trial_summary.height == 0

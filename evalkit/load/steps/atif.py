@@ -34,6 +34,7 @@ _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
 _DUMPS = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
 _INF = float("inf")
+_EMPTY: dict = {}  # shared read-only default
 
 
 class Acc:
@@ -216,11 +217,12 @@ def add_document(
         calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
         # observation results: by call id, and step-level (no/unknown call id)
         step_obs = None
-        by_call: dict[str, list[str]] = {}
-        res_extra: dict[str, list] = {}
+        by_call: dict[str, list[str]] = _EMPTY
+        res_extra: dict[str, list] = _EMPTY
         obs = g("observation")
         results = obs.get("results") if type(obs) is dict else None
         if type(results) is list and results:
+            by_call, res_extra = {}, {}
             call_ids = {x for c in calls if type(x := c.get("tool_call_id")) is str}
             step_level: list[str] = []
             for r in results:

@@ -66,8 +66,10 @@ class _Ctx:
             LoadError(path, "trajectory", kind, msg, self.job_id, self.tp.trial_id)
         )
 
-    def load(self, path: str) -> dict | None:
+    def load(self, path: str, missing_ok: bool = False) -> dict | None:
         data, e = _read(path)
+        if missing_ok and e is not None and e.error_type == "missing":
+            return None
         doc = None
         if e is None:
             try:
@@ -104,6 +106,12 @@ def _read(path: str) -> tuple[bytes | None, LoadError | None]:
             st = os.fstat(fh.fileno())
             if S_ISREG(st.st_mode) and st.st_size <= io.max_bytes():
                 return fh.read(), None
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return None, LoadError(
+                path, "trajectory", "broken_link", "symbolic link to a missing file"
+            )
+        return None, LoadError(path, "trajectory", "missing", "file not found")
     except OSError:
         pass
     return io.read_bytes(path, "trajectory")
@@ -246,9 +254,9 @@ def _subagents(ctx: _Ctx, pending: list, task_step: str | None, depth: int = 0) 
         _subagents(ctx, nxt, task_step, depth + 1)
 
 
-def parse_main(ctx: _Ctx, path: str, task_step: str | None) -> None:
+def parse_main(ctx: _Ctx, path: str, task_step: str | None, missing_ok: bool = False) -> None:
     """Main trajectory at ``path`` with continuations, subagents and orphans."""
-    doc = ctx.load(path)
+    doc = ctx.load(path, missing_ok)
     if doc is None:
         ctx.seen.add(_norm(path))
         return
@@ -335,8 +343,7 @@ def parse_trial(
     tp = TrialParse(trial_id) if acc is None else TrialParse(trial_id, acc)
     ctx = _Ctx(tp, job_id)
     main = os.path.join(trial_dir, "agent", "trajectory.json")
-    if os.path.lexists(main):
-        parse_main(ctx, main, None)
+    parse_main(ctx, main, None, missing_ok=True)  # no agent/trajectory.json: not an error
     for name, p in task_step_files(trial_dir):
         parse_main(ctx, p, name)
     if tp.has_trajectory:
