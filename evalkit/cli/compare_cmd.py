@@ -140,7 +140,7 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
     sa, sb = own["a"], own["b"]
     c.print(
         f"pass rate (own tasks): A {_num(sa['pass_rate'], 'pct')}  B {_num(sb['pass_rate'], 'pct')}   "
-        f"mean reward: A {_num(sa['mean_reward'])}  B {_num(sb['mean_reward'])}"
+        f"mean reward: A {_num(sa['mean_reward'], 'r')}  B {_num(sb['mean_reward'], 'r')}"
     )
     shared = cmp.tasks.filter(pl.col("side") == "both").height
     c.print(
