@@ -330,6 +330,8 @@ def evidence_bundle(
 
 
 def _findings(runs: Any, ids: list[str], sides: dict[str, pl.DataFrame]) -> str:
+    with contextlib.suppress(ImportError):
+        import evalkit.patterns  # noqa: F401  (registers the findings provider, layer 2)
     try:
         f = runs.findings
     except AttributeError:
