@@ -30,10 +30,12 @@ def run(
     progress: bool = True,
     load: bool = True,
     environ: dict[str, str] | None = None,
+    check_environment: bool = True,
 ) -> Any:
     """Check, freeze, run (or resume) and load. Returns ``evalkit.load(job_dir)`` (a Runs
-    whose ``options["launch"]`` has the job folder, action, digest and counts)."""
-    plan = prepare(spec, harbor=harbor, environ=environ)
+    whose ``options["launch"]`` has the job folder, action, digest and counts).
+    ``check_environment=False`` skips the Docker checks (the engine is someone else's)."""
+    plan = prepare(spec, harbor=harbor, environ=environ, check_environment=check_environment)
     plan.report.raise_if_failed()
     try:
         summary = execute(plan, progress=progress, environ=environ)
