@@ -209,6 +209,7 @@ def _side(x: Any, runs: Any) -> tuple[str, dict[str, Any], dict[str, Any] | None
         flat = _merge([flatten(c) for c in cfgs]) if cfgs else {}
         hv = sorted(v for v in jobs["harbor_version"].drop_nulls().unique().to_list())
         facts = {
+            "n_configs": len(cfgs),
             "harbor_version": hv,
             "agent_version": sorted(t["agent_version"].drop_nulls().unique().to_list())
             if "agent_version" in t.columns
@@ -293,7 +294,11 @@ def config_diff(a: Any, b: Any, *, runs: Any = None) -> ConfigDiff:
     order = [v for v in VARIABLES if v in seen]
     variables = [v for v in order if v not in SCOPE]
     scope = [v for v in order if v in SCOPE]
-    if not variables:
+    missing = [n for n, x in (("A", xa), ("B", xb)) if x is not None and x["n_configs"] == 0]
+    if missing:
+        notes.append(f"no job config.json recorded for {' and '.join(missing)}")
+        verdict = f"unknown: no job config recorded for {' and '.join(missing)}"
+    elif not variables:
         verdict = "no variable changed"
     elif len(variables) == 1:
         verdict = f"one variable changed: {variables[0]}"

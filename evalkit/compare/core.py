@@ -58,7 +58,7 @@ class Comparison:
 
     # -- task lists -------------------------------------------------------------------
     def _tasks_where(self, expr: pl.Expr) -> list[str]:
-        return sorted(self.tasks.filter(expr)["task_name"].to_list())
+        return sorted(self.tasks.filter(expr)["task_name"].drop_nulls().to_list())
 
     @property
     def paired_tasks(self) -> list[str]:
@@ -92,8 +92,13 @@ class Comparison:
     @property
     def not_comparable(self) -> dict[str, str]:
         """Tasks both runs have that are left out of the paired figures, with the reason."""
-        t = self.tasks.filter((pl.col("side") == "both") & ~pl.col("comparable"))
-        return dict(zip(t["task_name"].to_list(), t["reason"].to_list(), strict=True))
+        t = self.tasks.filter(
+            ((pl.col("side") == "both") & ~pl.col("comparable")) | pl.col("task_name").is_null()
+        )
+        return {
+            (k if k is not None else "(unknown task)"): v
+            for k, v in zip(t["task_name"].to_list(), t["reason"].to_list(), strict=True)
+        }
 
     def transition_matrix(self) -> pl.DataFrame:
         """The transitions as a square table (rows: outcome of A; columns: outcome of B)."""

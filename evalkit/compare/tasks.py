@@ -174,7 +174,9 @@ def task_table(ta: pl.DataFrame, tb: pl.DataFrame, checksums: str = "exclude") -
     )
     changed = pl.col("checksum_status").is_in(["changed", "mixed"]) & pl.lit(checksums == "exclude")
     reason = (
-        pl.when(pl.col("side") == "a_only")
+        pl.when(pl.col("task_name").is_null())
+        .then(pl.lit("task name unknown (trials without a task id are never paired)"))
+        .when(pl.col("side") == "a_only")
         .then(pl.lit("only in A"))
         .when(pl.col("side") == "b_only")
         .then(pl.lit("only in B"))

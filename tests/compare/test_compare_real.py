@@ -272,3 +272,10 @@ def test_config_diff_from_paths_and_mappings():
     d = config_diff(cfg, cfg2)
     assert d.verdict == "several variables changed: agent kwargs, env"
     assert d.notes  # no runs: recorded facts not compared
+
+
+def test_config_diff_without_configs_is_unknown():
+    runs = evalkit.load(HARBOR.parent / "rollouts", progress=False)
+    d = config_diff("go-code__fake-model", "go-code__no-model", runs=runs)
+    assert d.verdict == "unknown: no job config recorded for A and B"
+    assert d.variables == [] and d.notes

@@ -258,3 +258,20 @@ def test_properties_of_the_table(rows):
     if c.paired_tasks:
         d = t.filter(pl.col("comparable"))["d_reward"].mean()
         assert s["b"]["mean_reward"] - s["a"]["mean_reward"] == pytest.approx(d)
+
+
+def test_trials_without_a_task_name_are_never_paired():
+    df = pl.DataFrame(
+        {
+            "run": ["x", "y", "x", "y"],
+            "task_name": [None, None, "t", "t"],
+            "reward": [1.0, 0.0, 1.0, 1.0],
+        },
+        schema_overrides={"task_name": pl.String},
+    )
+    c = compare(df, "x", "y")
+    assert c.paired_tasks == ["t"] and c.only_in_a == [] and c.only_in_b == []
+    assert c.not_comparable == {
+        "(unknown task)": "task name unknown (trials without a task id are never paired)"
+    }
+    assert c.tasks.height == 3 and c.to_json()["pairedTasks"] == 1
