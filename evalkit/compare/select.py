@@ -63,6 +63,12 @@ def complete_columns(df: pl.DataFrame, task: str = "task_name") -> pl.DataFrame:
         pl.lit(None, dtype=dt).alias(c) for c, dt in OPTIONAL_COLUMNS.items() if c not in df.columns
     ]
     out = df.with_columns(add) if add else df
+    fix = [
+        pl.col(c).cast(dt, strict=False)
+        for c, dt in OPTIONAL_COLUMNS.items()
+        if c in df.columns and (df.schema[c] == pl.Null or c == "reward")
+    ]
+    out = out.with_columns(fix) if fix else out
     if "outcome" not in df.columns:
         r = pl.col("reward")
         out = out.with_columns(

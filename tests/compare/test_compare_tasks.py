@@ -275,3 +275,17 @@ def test_trials_without_a_task_name_are_never_paired():
         "(unknown task)": "task name unknown (trials without a task id are never paired)"
     }
     assert c.tasks.height == 3 and c.to_json()["pairedTasks"] == 1
+
+
+def test_loosely_typed_frames():
+    df = pl.DataFrame(
+        {
+            "run": ["x", "y"],
+            "task_name": ["t", "t"],
+            "reward": [0, 1],
+            "exception_type": [None, None],
+            "cost_usd": [None, None],
+        }
+    )
+    c = compare(df, "x", "y")
+    assert c.fixed == ["t"] and row(c, "t")["d_cost_usd"] is None
