@@ -1,0 +1,126 @@
+"""Offline chart rendering: one Vega bundle per notebook, a tiny snippet per chart.
+
+``enable_offline()`` is the one call a notebook makes. It
+
+1. displays the vega / vega-lite / vega-embed JavaScript bundle (from vl-convert, ~0.9 MB)
+   ONCE, as an HTML output of the calling cell; the bundle defines ``window.vegaEmbed``;
+2. enables the ``evalkit`` Altair renderer: each chart becomes a ``<div>`` plus a few lines
+   of script that call ``window.vegaEmbed`` (no CDN, no per-chart copy of the bundle).
+
+This works live in Jupyter (scripts of trusted outputs run in order) and in nbconvert HTML
+(the outputs become one page; the bundle's script runs before the charts' scripts). Why
+not Altair's own renderers (see docs/report.md): ``default`` / ``html`` load Vega from a
+CDN (blank offline), ``html`` with ``template="inline"`` repeats the bundle in every chart,
+and ``mimetype`` breaks papermill (nbformat rejects Altair 6's vega-lite v6 mimetype).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from functools import cache
+from typing import Any
+
+import altair as alt
+
+RENDERER = "evalkit"
+#: Marker at the start of the bundle script (tests and the report count it: once per report).
+BUNDLE_MARKER = "evalkit: vega-embed bundle"
+EMBED_OPTIONS = {"renderer": "svg", "actions": False, "mode": "vega-lite"}
+
+_STYLE = """<style>
+.evalkit-chart { margin: 0.4em 0 1em 0; max-width: 100%; overflow-x: auto; }
+.evalkit-chart .vega-embed { display: inline-block; }
+.evalkit-chart-missing { color: #a00; font-style: italic; }
+</style>"""
+
+
+@cache
+def _bundle_js() -> str:
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    js = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert())
+    if "</script" in js.lower():  # would end the inline <script> early
+        js = js.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
+    return js
+
+
+def bundle_html() -> str:
+    """The bundle as an HTML snippet: a style block and one script (wrapped in a function
+    so its top-level names cannot clash with anything else on the page)."""
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    return (
+        f'{_STYLE}\n<script type="text/javascript">/* {BUNDLE_MARKER} '
+        f"(Vega-Lite {vl_version_for_vl_convert()}) */\n(function () {{\n{_bundle_js()}\n}})();\n"
+        "</script>"
+    )
+
+
+def _script_json(obj: Any) -> str:
+    """JSON that is safe inside a <script> element (chart data is untrusted text)."""
+    return (
+        json.dumps(obj, allow_nan=False, default=str)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def chart_html(spec: dict[str, Any], div_id: str | None = None) -> str:
+    """The HTML for one chart: a container and a call to the already-loaded vegaEmbed."""
+    div_id = div_id or f"evalkit-chart-{uuid.uuid4().hex[:12]}"
+    return f"""<div class="evalkit-chart" id="{div_id}"></div>
+<script type="text/javascript">
+(function () {{
+  var el = document.getElementById("{div_id}");
+  var spec = {_script_json(spec)};
+  var opt = {json.dumps(EMBED_OPTIONS)};
+  if (window.vegaEmbed) {{
+    window.vegaEmbed(el, spec, opt).catch(function (err) {{
+      el.className += " evalkit-chart-missing";
+      el.textContent = "Chart failed to render: " + err;
+    }});
+  }} else {{
+    el.className += " evalkit-chart-missing";
+    el.textContent = "Chart not shown: the Vega bundle is missing (call evalkit.charts.enable_offline() first).";
+  }}
+}})();
+</script>"""
+
+
+def _renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
+    title = spec.get("title")
+    if isinstance(title, dict):
+        title = title.get("text")
+    return {"text/html": chart_html(spec), "text/plain": f"<chart: {title or 'untitled'}>"}
+
+
+def register() -> None:
+    """Register (not enable) the ``evalkit`` renderer with Altair."""
+    alt.renderers.register(RENDERER, _renderer)
+
+
+def enable_offline(*, display_bundle: bool = True) -> None:
+    """Render Altair charts offline: show the Vega bundle once, then tiny per-chart snippets.
+
+    Call it once, early in a notebook (the bundle is an output of the calling cell; charts
+    drawn before it have no Vega to use). ``display_bundle=False`` only switches the
+    renderer (for a page that already carries the bundle).
+    """
+    register()
+    alt.renderers.enable(RENDERER)
+    from evalkit.charts.theme import enable_theme
+
+    enable_theme()
+    if display_bundle:
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:  # pragma: no cover - IPython ships with ipykernel
+            return
+        if get_ipython() is not None:
+            display({"text/html": bundle_html(), "text/plain": ""}, raw=True)

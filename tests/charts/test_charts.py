@@ -1,0 +1,221 @@
+"""evalkit.charts: every chart builds from Polars frames (eager or lazy), carries titles,
+labels and tooltips, keeps outcome colours consistent, and survives hostile text."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+import altair as alt
+import polars as pl
+import pytest
+
+import evalkit
+from evalkit import charts
+from evalkit.charts import offline
+from tests.conftest import HARBOR, SKILLSBENCH_JOB
+
+HOSTILE = '</script><script>alert("x")</script>&<b>'
+
+
+def _trials(
+    n_tasks: int = 6, attempts: int = 3, runs: tuple[str, ...] = ("base", "cand")
+) -> pl.DataFrame:
+    rng = random.Random(1)
+    rows = []
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    for ri, run in enumerate(runs):
+        for ti in range(n_tasks):
+            name = HOSTILE if ti == 0 else f"task-{ti}"
+            for a in range(attempts):
+                reward = (
+                    1.0 if rng.random() < (ti + 1) / (n_tasks + 1) else rng.choice([0.0, 0.5, None])
+                )
+                outcome = {1.0: "pass", 0.5: "partial", 0.0: "fail", None: "error"}[reward]
+                rows.append({
+                    "run": run, "task_name": name, "attempt": a + 1, "reward": reward,
+                    "outcome": outcome, "error_kind": "agent" if reward is None else "none",
+                    "cost_usd": None if ri == 0 and a == 0 else 0.01 * (ri + 1),
+                    "duration_s": 60.0 + 10 * a + ti, "n_turns": 3 + a, "n_steps": None,
+                    "n_input_tokens": 1000 * (ri + 1), "started_at": t0 + timedelta(days=ri, minutes=a),
+                })  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def trials() -> pl.DataFrame:
+    return _trials()
+
+
+def _spec(ch: alt.TopLevelMixin) -> dict:
+    return ch.to_dict()
+
+
+def _tooltip_fields(spec: dict) -> set[str]:
+    out: set[str] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            tip = x.get("tooltip")
+            for t in tip if isinstance(tip, list) else ([tip] if isinstance(tip, dict) else []):
+                if isinstance(t, dict) and "field" in t:
+                    out.add(t["field"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(spec)
+    return out
+
+
+def _title(spec: dict) -> str:
+    t = spec.get("title")
+    return t.get("text") if isinstance(t, dict) else t
+
+
+def test_every_chart_builds_with_title_and_tooltips(trials: pl.DataFrame) -> None:
+    built = {
+        "outcomes": charts.outcome_bars(trials),
+        "errors": charts.error_kind_bars(trials),
+        "cost": charts.cost_vs_pass(trials),
+        "duration": charts.duration_dist(trials),
+        "turns": charts.turns_dist(trials),
+        "heatmap": charts.task_heatmap(trials),
+        "scatter": charts.ab_scatter(trials, "base", "cand"),
+        "pass_rate": charts.pass_rate_ci(trials),
+        "passk": charts.pass_at_k_curves(trials),
+    }
+    for name, ch in built.items():
+        spec = _spec(ch)
+        assert _title(spec), name
+        assert _tooltip_fields(spec), f"{name} has no tooltip"
+        json.dumps(spec)  # serialisable, no NaN
+    assert {"task_name", "attempts", "mean_reward", "mean_cost"} <= _tooltip_fields(
+        _spec(built["heatmap"])
+    )
+    assert {"task_name", "attempts_a", "attempts_b", "mean_cost_b"} <= _tooltip_fields(
+        _spec(built["scatter"])
+    )
+
+
+def test_lazyframes_go_in_directly(trials: pl.DataFrame) -> None:
+    lazy = trials.lazy()
+    a = _spec(charts.task_heatmap(lazy))
+    b = _spec(charts.task_heatmap(trials))
+    assert a == b
+    _spec(charts.outcome_bars(lazy))
+    _spec(charts.pass_rate_ci(lazy))
+
+
+def test_outcome_colours_are_the_same_everywhere(trials: pl.DataFrame) -> None:
+    spec = _spec(charts.outcome_bars(trials))
+    scale = spec["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"], strict=True)) == {
+        o: charts.OUTCOME_COLORS[o] for o in scale["domain"]
+    }
+    assert len(set(charts.OUTCOME_COLORS.values())) == len(charts.OUTCOME_COLORS)
+
+
+def test_heatmap_sorts_tasks_hardest_first(trials: pl.DataFrame) -> None:
+    spec = _spec(charts.task_heatmap(trials))
+    order = spec["layer"][0]["encoding"]["y"]["sort"]
+    rate = trials.group_by("task_name").agg((pl.col("reward").fill_null(0) >= 1).mean().alias("r"))
+    rates = dict(rate.iter_rows())
+    assert [rates[t] for t in order] == sorted(rates[t] for t in order)
+
+
+def test_pareto_front_keeps_only_undominated_points() -> None:
+    df = pl.DataFrame(
+        {
+            "run": list("abcde"),
+            "cost": [1.0, 2.0, 3.0, 2.5, None],
+            "pass_rate": [0.5, 0.7, 0.6, 0.9, 1.0],
+        }
+    )
+    front = charts.pareto_front(df, "cost", "pass_rate")
+    assert front["run"].to_list() == ["a", "b", "d"]
+
+
+def test_pass_at_k_frame_matches_the_estimator(trials: pl.DataFrame) -> None:
+    df = pl.DataFrame({"run": ["r"] * 4, "task_name": ["t"] * 4, "reward": [1.0, 0.0, 0.0, 1.0]})
+    pk = charts.pass_at_k_frame(df)
+    at = dict(pk.filter(pl.col("metric") == "pass@k").select("k", "value").iter_rows())
+    hat = dict(pk.filter(pl.col("metric") == "pass^k").select("k", "value").iter_rows())
+    assert (
+        at[1] == pytest.approx(0.5)
+        and at[2] == pytest.approx(1 - 1 / 6)
+        and at[4] == pytest.approx(1.0)
+    )
+    assert hat[2] == pytest.approx(1 / 6) and hat[4] == pytest.approx(0.0)
+
+
+def test_empty_inputs_say_why(trials: pl.DataFrame) -> None:
+    none = trials.with_columns(pl.lit("none").alias("error_kind"))
+    spec = _spec(charts.error_kind_bars(none))
+    assert "No trial recorded an exception" in json.dumps(spec)
+    nocost = trials.with_columns(pl.lit(None, pl.Float64).alias("cost_usd"))
+    assert "nothing to plot" in json.dumps(_spec(charts.cost_vs_pass(nocost)))
+
+
+def test_antipattern_rates_chart() -> None:
+    rates = pl.DataFrame({
+        "run": ["a", "a", "b", "b"], "detector": ["retry_loop", "hedge", "retry_loop", "hedge"],
+        "rate": [0.1, 0.2, 0.05, 0.3], "ci_low": [0.02, 0.1, 0.0, 0.2], "ci_high": [0.2, 0.3, 0.1, 0.4],
+        "n_flagged": [1, 2, 1, 3], "n_trials": [10, 10, 10, 10],
+    })  # fmt: skip
+    spec = _spec(charts.antipattern_rates(rates))
+    assert {"detector", "rate", "ci_low", "ci_high", "n_flagged"} <= _tooltip_fields(spec)
+
+
+def test_transitions_chart_from_counts() -> None:
+    t = pl.DataFrame({"outcome_a": ["pass", "fail"], "outcome_b": ["fail", "pass"], "n": [2, 5]})
+    spec = _spec(charts.transitions_chart(t, count_col="n"))
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["domain"] == ["pass", "fail"]
+
+
+def test_offline_snippet_escapes_untrusted_text(trials: pl.DataFrame) -> None:
+    html = offline.chart_html(_spec(charts.task_heatmap(trials)))
+    assert HOSTILE not in html and "</script><script>" not in html
+    assert html.count("</script>") == 1  # only the snippet's own closing tag
+    assert "vegaEmbed" in html and "cdn" not in html.lower()
+
+
+def test_bundle_once_and_marker_shared_with_export() -> None:
+    from evalkit.report.export import BUNDLE_MARKER
+
+    assert offline.BUNDLE_MARKER == BUNDLE_MARKER
+    b = offline.bundle_html()
+    assert b.count(BUNDLE_MARKER) == 1 and "window.vegaEmbed" in b
+    assert "<script src" not in b
+
+
+def test_renderer_is_registered_and_used(trials: pl.DataFrame) -> None:
+    charts.enable_offline(display_bundle=False)
+    try:
+        bundle = charts.outcome_bars(trials)._repr_mimebundle_()
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert "vegaEmbed" in data["text/html"]
+        assert (
+            offline.BUNDLE_MARKER not in data["text/html"]
+        )  # the bundle is not repeated per chart
+    finally:
+        alt.renderers.enable("default")
+
+
+def test_real_harbor_trials() -> None:
+    runs = evalkit.load(
+        [SKILLSBENCH_JOB, HARBOR / "openclaw-dev-jobs"], progress=False, trajectories=True
+    )
+    t = runs.trials
+    for ch in (
+        charts.task_heatmap(t),
+        charts.outcome_bars(t),
+        charts.error_kind_bars(t),
+        charts.duration_dist(t),
+        charts.turns_dist(t),
+        charts.pass_rate_ci(t),
+    ):
+        json.dumps(_spec(ch))
