@@ -123,7 +123,7 @@ doc = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(doc)
 def test_random_atif_like_documents_never_crash(d):
     acc = Acc()

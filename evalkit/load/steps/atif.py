@@ -38,30 +38,31 @@ _EMPTY: dict = {}  # shared read-only default
 
 
 class Acc:
-    """Row accumulator: one tuple per step / call (one append each); :meth:`columns`
-    transposes them in C (``zip(*rows)``) for a bulk frame build."""
+    """Accumulator: step columns as lists (extended per document with list comprehensions)
+    and tool calls as row tuples (one append each, transposed in C by ``zip(*rows)``)."""
 
     __slots__ = ("calls", "steps")
 
     def __init__(self) -> None:
-        self.steps: list[tuple] = []
+        self.steps: dict[str, list] = {f: [] for f in STEP_FIELDS}
         self.calls: list[tuple] = []
 
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps["step_index"])
+
     def extend(self, other: Acc) -> None:
-        self.steps.extend(other.steps)
+        for k, v in other.steps.items():
+            self.steps[k].extend(v)
         self.calls.extend(other.calls)
 
-    @staticmethod
-    def _cols(rows: list[tuple], fields: tuple[str, ...]) -> dict[str, list | tuple]:
-        if not rows:
-            return {f: [] for f in fields}
-        return dict(zip(fields, zip(*rows, strict=False), strict=True))
-
-    def step_columns(self) -> dict[str, list | tuple]:
-        return self._cols(self.steps, STEP_FIELDS)
+    def step_columns(self) -> dict[str, list]:
+        return self.steps
 
     def call_columns(self) -> dict[str, list | tuple]:
-        return self._cols(self.calls, CALL_FIELDS)
+        if not self.calls:
+            return {f: [] for f in CALL_FIELDS}
+        return dict(zip(CALL_FIELDS, zip(*self.calls, strict=True), strict=True))
 
 
 @dataclass
@@ -174,123 +175,145 @@ def add_document(
     agent = doc.get("agent")
     agent_model = agent.get("model_name") if isinstance(agent, dict) else None
     agent_model = agent_model if isinstance(agent_model, str) else None
-    add_cached = res.version is not None and res.version < (1, 2)
     steps = doc.get("steps")
-    if not isinstance(steps, list):
+    if type(steps) is not list:
         return res
-    add_step, add_call = acc.steps.append, acc.calls.append
-    idx = start_index
-    for st in steps:
-        if type(st) is not dict:
-            res.n_bad_steps += 1
-            continue
-        g = st.get
-        source = g("source")
-        if type(source) is not str:
-            source = None
-        copied = g("is_copied_context")
-        if type(copied) is not bool:
-            copied = None
-        ts = g("timestamp")
-        if type(ts) is not str:
-            ts = None
-        # metrics
-        m = g("metrics")
-        pt = ct = ca = cost = None
-        if type(m) is dict:
-            # ints pass as-is (the frame build nulls values outside int64); others via as_int
-            pt = m.get("prompt_tokens")
-            if type(pt) is not int:
-                pt = as_int(pt)
-            ct = m.get("completion_tokens")
-            if type(ct) is not int:
-                ct = as_int(ct)
-            ca = m.get("cached_tokens")
-            if type(ca) is not int:
-                ca = as_int(ca)
-            cost = m.get("cost_usd")
-            if type(cost) is not float or cost != cost or cost in (_INF, -_INF):
-                cost = finite_float(cost)
-            if add_cached and pt is not None and ca:
-                pt += ca  # before v1.2 prompt_tokens excluded cached tokens
-        calls = g("tool_calls")
-        calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
-        # observation results: by call id, and step-level (no/unknown call id)
-        step_obs = None
-        by_call: dict[str, list[str]] = _EMPTY
-        res_extra: dict[str, list] = _EMPTY
-        obs = g("observation")
-        results = obs.get("results") if type(obs) is dict else None
-        if type(results) is list and results:
-            by_call, res_extra = {}, {}
-            call_ids = {x for c in calls if type(x := c.get("tool_call_id")) is str}
-            step_level: list[str] = []
-            for r in results:
-                if type(r) is not dict:
-                    continue
-                refs = r.get("subagent_trajectory_ref")
-                if refs:
-                    if type(refs) is list:
-                        res.subagent_refs.extend(x for x in refs if type(x) is dict)
-                    elif type(refs) is dict:
-                        res.subagent_refs.append(refs)
-                c = r.get("content")
-                text = c if type(c) is str or c is None else content_text(c)
-                sid = r.get("source_call_id")
-                if type(sid) is str and sid in call_ids:
-                    if text is not None:
-                        by_call.setdefault(sid, []).append(text)
-                    rx = r.get("extra")
-                    if rx:
-                        res_extra.setdefault(sid, []).append(rx)
-                elif text is not None:
-                    step_level.append(text)
-            if step_level:
-                step_obs = step_level[0] if len(step_level) == 1 else "\n".join(step_level)
-        # tool calls
-        n_calls = len(calls)
-        for ci, c in enumerate(calls):
-            cid = c.get("tool_call_id")
-            if type(cid) is not str:
-                cid = None
-            fn = c.get("function_name")
-            if type(fn) is not str:
-                fn = None
-            args = c.get("arguments")
-            texts = by_call.get(cid) if cid is not None else None
-            if texts is not None:
-                o, osrc = (texts[0] if len(texts) == 1 else "\n".join(texts)), "call_id"
-            elif n_calls == 1 and step_obs is not None:
-                o, osrc = step_obs, "step"
-            else:
-                o = osrc = None
-            cx = c.get("extra")
-            rx = res_extra.get(cid) if cid is not None else None
-            if cx or rx:
-                s_err, s_exit = structured_signals(cx, *(rx or ()))
-            else:
-                s_err = s_exit = None
-            add_call((
-                trial_id, idx, ci, cid, trajectory, is_main, task_step, fn, _json_text(args),
-                shell_command(fn, args), o, osrc, s_err, s_exit, ts, None,
-            ))  # fmt: skip
-        model = g("model_name")
-        if type(model) is not str:
-            model = agent_model if source == "agent" else None
-        msg = g("message")
-        if type(msg) is not str and msg is not None:
-            msg = content_text(msg)
-        rc = g("reasoning_content")
-        if type(rc) is not str and rc is not None:
-            rc = _json_text(rc)
-        extra = g("extra")
-        add_step((
-            trial_id, idx, as_int(g("step_id")), trajectory, is_main, task_step, source, model,
-            msg, rc, ts, pt, ct, ca, cost, n_calls, step_obs, copied,
-            as_int(g("llm_call_count")), _json_text(extra) if extra else None,
-        ))  # fmt: skip
-        if source == "agent" and not copied:
+    st = [x for x in steps if type(x) is dict]
+    res.n_bad_steps = len(steps) - len(st)
+    n = len(st)
+    if not n:
+        return res
+    # step columns, one comprehension each (type checks inline; ints outside int64 are
+    # nulled by the frame build)
+    src = [x if type(x := s.get("source")) is str else None for s in st]
+    copied = [x if type(x := s.get("is_copied_context")) is bool else None for s in st]
+    ts = [x if type(x := s.get("timestamp")) is str else None for s in st]
+    ms = [m if type(m := s.get("metrics")) is dict else _EMPTY for s in st]
+    pt = [x if type(x := m.get("prompt_tokens")) is int else as_int(x) for m in ms]
+    ct = [x if type(x := m.get("completion_tokens")) is int else as_int(x) for m in ms]
+    ca = [x if type(x := m.get("cached_tokens")) is int else as_int(x) for m in ms]
+    cost = [
+        x if type(x := m.get("cost_usd")) is float and x - x == 0 else finite_float(x) for m in ms
+    ]
+    if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
+        pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
+    n_calls = [0] * n
+    step_obs: list[str | None] = [None] * n
+    for i, s in enumerate(st):
+        if "tool_calls" in s or "observation" in s:
+            n_calls[i], step_obs[i] = _calls_and_observations(
+                acc.calls,
+                res,
+                s,
+                ts[i],
+                (trial_id, start_index + i),
+                (trajectory, is_main, task_step),
+            )
+    for so, cp, nc in zip(src, copied, n_calls, strict=True):
+        if so == "agent" and not cp:
             res.n_agent_steps += 1
-            res.n_tool_calls += n_calls
-        idx += 1
+            res.n_tool_calls += nc
+    S = acc.steps
+    S["trial_id"].extend([trial_id] * n)
+    S["step_index"].extend(range(start_index, start_index + n))
+    S["step_id"].extend([x if type(x := s.get("step_id")) is int else as_int(x) for s in st])
+    S["trajectory"].extend([trajectory] * n)
+    S["is_main"].extend([is_main] * n)
+    S["task_step"].extend([task_step] * n)
+    S["source"].extend(src)
+    S["model_name"].extend(
+        [
+            x if type(x := s.get("model_name")) is str else (agent_model if so == "agent" else None)
+            for s, so in zip(st, src, strict=True)
+        ]
+    )
+    S["message"].extend(
+        [x if type(x := s.get("message")) is str or x is None else content_text(x) for s in st]
+    )
+    S["reasoning_content"].extend(
+        [
+            x if type(x := s.get("reasoning_content")) is str or x is None else _json_text(x)
+            for s in st
+        ]
+    )
+    S["_ts"].extend(ts)
+    S["prompt_tokens"].extend(pt)
+    S["completion_tokens"].extend(ct)
+    S["cached_tokens"].extend(ca)
+    S["cost_usd"].extend(cost)
+    S["n_tool_calls"].extend(n_calls)
+    S["observation"].extend(step_obs)
+    S["is_copied_context"].extend(copied)
+    S["llm_call_count"].extend(
+        [x if type(x := s.get("llm_call_count")) is int else as_int(x) for s in st]
+    )
+    S["extra"].extend([_json_text(x) if (x := s.get("extra")) else None for s in st])
     return res
+
+
+def _calls_and_observations(
+    out: list, res: DocResult, st: dict, ts: str | None, where: tuple, label: tuple
+) -> tuple[int, str | None]:
+    """Append one step's tool-call rows (observations joined); returns (n_calls, step-level text)."""
+    calls = st.get("tool_calls")
+    calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
+    step_obs = None
+    by_call: dict[str, list[str]] = _EMPTY
+    res_extra: dict[str, list] = _EMPTY
+    obs = st.get("observation")
+    results = obs.get("results") if type(obs) is dict else None
+    if type(results) is list and results:
+        by_call, res_extra = {}, {}
+        call_ids = {x for c in calls if type(x := c.get("tool_call_id")) is str}
+        step_level: list[str] = []
+        for r in results:
+            if type(r) is not dict:
+                continue
+            refs = r.get("subagent_trajectory_ref")
+            if refs:
+                if type(refs) is list:
+                    res.subagent_refs.extend(x for x in refs if type(x) is dict)
+                elif type(refs) is dict:
+                    res.subagent_refs.append(refs)
+            c = r.get("content")
+            text = c if type(c) is str or c is None else content_text(c)
+            sid = r.get("source_call_id")
+            if type(sid) is str and sid in call_ids:
+                if text is not None:
+                    by_call.setdefault(sid, []).append(text)
+                rx = r.get("extra")
+                if rx:
+                    res_extra.setdefault(sid, []).append(rx)
+            elif text is not None:
+                step_level.append(text)
+        if step_level:
+            step_obs = step_level[0] if len(step_level) == 1 else "\n".join(step_level)
+    n_calls = len(calls)
+    trial_id, idx = where
+    trajectory, is_main, task_step = label
+    for ci, c in enumerate(calls):
+        cid = c.get("tool_call_id")
+        if type(cid) is not str:
+            cid = None
+        fn = c.get("function_name")
+        if type(fn) is not str:
+            fn = None
+        args = c.get("arguments")
+        texts = by_call.get(cid) if cid is not None else None
+        if texts is not None:
+            o, osrc = (texts[0] if len(texts) == 1 else "\n".join(texts)), "call_id"
+        elif n_calls == 1 and step_obs is not None:
+            o, osrc = step_obs, "step"
+        else:
+            o = osrc = None
+        cx = c.get("extra")
+        rx = res_extra.get(cid) if cid is not None else None
+        if cx or rx:
+            s_err, s_exit = structured_signals(cx, *(rx or ()))
+        else:
+            s_err = s_exit = None
+        out.append((
+            trial_id, idx, ci, cid, trajectory, is_main, task_step, fn, _json_text(args),
+            shell_command(fn, args), o, osrc, s_err, s_exit, ts, None,
+        ))  # fmt: skip
+    return n_calls, step_obs

@@ -219,11 +219,8 @@ def _envelope_signals() -> tuple[pl.Expr, pl.Expr]:
     ).then(obs)
     success = env.str.json_path_match("$.success")
     err = env.str.json_path_match("$.error")
-    code = pl.coalesce(
-        [
-            env.str.json_path_match(f"$.{k}")
-            for k in ("exit_code", "exitCode", "returncode", "return_code")
-        ]
+    code = env.str.extract(
+        r'"(?:exit_code|exitCode|returncode|return_code)"\s*:\s*(-?\d+)', 1
     ).cast(pl.Int64, strict=False)
     flag = (
         pl.when(success == "false")

@@ -57,7 +57,7 @@ class _Ctx:
     def __init__(self, tp: TrialParse, job_id: str | None) -> None:
         self.tp = tp
         self.job_id = job_id
-        self.base = len(tp.acc.steps)  # rows of earlier trials in a shared accumulator
+        self.base = tp.acc.n_steps  # rows of earlier trials in a shared accumulator
         self.seen: set[str] = set()
         self.labels: set[str] = set()
 
@@ -157,7 +157,7 @@ def _sub_label(path: str, prefix: str) -> str:
 def _add(ctx: _Ctx, doc: dict, label: str, is_main: bool, task_step: str | None) -> DocResult:
     acc = ctx.tp.acc
     return add_document(
-        acc, doc, trial_id=ctx.tp.trial_id, start_index=len(acc.steps) - ctx.base,
+        acc, doc, trial_id=ctx.tp.trial_id, start_index=acc.n_steps - ctx.base,
         trajectory=label, is_main=is_main, task_step=task_step,
     )  # fmt: skip
 

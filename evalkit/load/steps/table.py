@@ -86,7 +86,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _parse_chunk(items: list[tuple]) -> tuple[list, list, dict, list[LoadError]]:
+def _parse_chunk(items: list[tuple]) -> tuple[dict, list, dict, list[LoadError]]:
     """Worker: parse trials -> (step rows, call rows, index columns, errors)."""
     acc = Acc()
     idx: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
@@ -106,7 +106,7 @@ def _parse_chunk(items: list[tuple]) -> tuple[list, list, dict, list[LoadError]]
         idx["fm_completion"].append(t["total_completion_tokens"])
         idx["fm_cached"].append(t["total_cached_tokens"])
         idx["fm_cost"].append(t["total_cost_usd"])
-    return acc.steps, acc.calls, idx, errors  # row tuples
+    return acc.steps, acc.calls, idx, errors  # step columns, call row tuples
 
 
 def _errors_frame(errors: list[LoadError]) -> pl.DataFrame:
@@ -120,8 +120,7 @@ def _errors_list(df: pl.DataFrame) -> list[LoadError]:
 
 def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: bool) -> tuple:
     """Parse work items in parallel; returns merged (steps, calls, index, errors)."""
-    steps: list[tuple] = []
-    calls: list[tuple] = []
+    acc = Acc()
     index: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
     errors: list[LoadError] = []
     n = len(work)
@@ -140,8 +139,9 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
 
     def merge(res: tuple, k: int) -> None:
         s, c, i, e = res
-        steps.extend(s)
-        calls.extend(c)
+        for key, v in s.items():
+            acc.steps[key].extend(v)
+        acc.calls.extend(c)
         for key, v in i.items():
             index[key].extend(v)
         errors.extend(e)
@@ -165,8 +165,6 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
                 merge(f.result(), futs[f])
     if bar is not None:
         bar.close()
-    acc = Acc()
-    acc.steps, acc.calls = steps, calls
     return acc, index, errors
 
 
