@@ -38,6 +38,7 @@ VARIANTS: dict[str, dict[str, float]] = {
         "w_guess": 3,
         "w_give_up": 1,
         "loop_len": 4,
+        "assume": 0.5,
     },
     "candidate": {
         "explore": 0.9,
@@ -51,11 +52,13 @@ VARIANTS: dict[str, dict[str, float]] = {
         "w_guess": 2,
         "w_give_up": 3,
         "loop_len": 3,
+        "assume": 0.1,
     },
 }
 DEFAULT_PASS_RATE = {"baseline": 0.6, "candidate": 0.7}
 MISSING_TOOL_CMD = "python3 /app/solve.py"
 WRONG_INPUT_CMD = "cat /app/input.txt"
+INSTALL_CMD = "apt-get install -y --no-download -qq python3"  # offline: fails fast, no network
 _REDIRECT = re.compile(r">\s*(/app/[\w./-]+)")
 _APP_PATH = re.compile(r"/app/[\w./*${}%-]+")
 
@@ -312,6 +315,9 @@ def _failure(
     acts: list[Action] = []
     if mode == "retry_loop":
         traits.append("retry_loop")
+        if style.random() < knobs["assume"]:
+            traits.append("architecture_assumption")
+            acts.append(Action("Install python3 for a solver script.", INSTALL_CMD))
         acts += _loop(int(knobs["loop_len"]))
         if style.random() < knobs["hedge"]:
             traits.append("hedge")
