@@ -221,14 +221,10 @@ def build_trajectories(
         & (pl.col("source_format").is_null() | (pl.col("source_format") == "harbor"))
     ).unique("trial_id", keep="first", maintain_order=True)
     rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
-    n_workers = workers if workers is not None else min(8, 2 * (os.cpu_count() or 1))
-    if not cache:  # no signatures needed: only the main files' sizes (pool choice)
-        sigs = [("-", _size(os.path.join(r[1], "agent", "trajectory.json"))) for r in rows]
-    elif len(rows) > 32 and n_workers > 1:
-        with ThreadPoolExecutor(n_workers) as ex:
-            sigs = list(ex.map(lambda r: trial_signature(r[1]), rows))
-    else:
+    if cache:  # per-trial file signatures (a scandir or two per trial; serial is fastest)
         sigs = [trial_signature(r[1]) for r in rows]
+    else:  # no signatures needed: only the main files' sizes (pool choice)
+        sigs = [("-", _size(os.path.join(r[1], "agent", "trajectory.json"))) for r in rows]
 
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
