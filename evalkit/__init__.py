@@ -16,4 +16,4 @@ __version__ = "0.1.0"
 from evalkit import load
 from evalkit.load import Runs
 
-__all__ = ["Runs", "__version__", "load"]
+__all__ = ["Runs", "__version__", "compare", "load", "stats"]

@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 import pytest
-from steps_helpers import atif_doc, write_json
+from tests.load_steps.steps_helpers import atif_doc, write_json
 
 from evalkit.load.steps import read_trajectory
 

@@ -10,7 +10,7 @@ import json
 
 import polars as pl
 import pytest
-from steps_helpers import ATIF, GOLDEN, HERMES, NATIVE
+from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE
 
 from evalkit.load.steps import read_trajectory
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS

@@ -8,7 +8,7 @@ import time
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
+from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
 
 from evalkit.load.steps import table
 from evalkit.load.steps.table import build_trajectories

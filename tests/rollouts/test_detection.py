@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollout_helpers import GOLDEN, GOLDEN_ID, ROLLOUTS, fixture_folder, write_rollout
+from tests.rollouts.rollout_helpers import GOLDEN, GOLDEN_ID, ROLLOUTS, fixture_folder, write_rollout
 
 from evalkit.load.rollouts import is_rollout_folder, rollout_files
 

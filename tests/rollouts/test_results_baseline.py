@@ -6,7 +6,7 @@ import json
 
 import polars as pl
 import pytest
-from rollout_helpers import GOLDEN_ID, ROLLOUTS, fixture_folder, trials_with_details
+from tests.rollouts.rollout_helpers import GOLDEN_ID, ROLLOUTS, fixture_folder, trials_with_details
 
 from evalkit.load.rollouts import join_results, read_baseline, read_results_jsonl, read_rollouts
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details
+from tests.rollouts.rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details
 
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rollout_helpers import ev, trials_with_details, write_rollout
+from tests.rollouts.rollout_helpers import ev, trials_with_details, write_rollout
 
 from evalkit.load.rollouts import read_rollouts
 
