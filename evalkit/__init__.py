@@ -13,7 +13,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from evalkit import load
-from evalkit.load import Runs
+from evalkit import compare as compare
+from evalkit import load as load  # a callable module: evalkit.load(paths)
+from evalkit import stats as stats
+from evalkit.load import Runs as Runs
 
 __all__ = ["Runs", "__version__", "compare", "load", "stats"]
