@@ -175,7 +175,8 @@ def run_command(
     rate = f"{info.get('passed', 0) / total:.0%}" if total else "-"
     typer.echo(
         f"{info.get('job_dir')}: {info.get('action')} -> {total} trials with a result "
-        f"({info.get('passed', 0)} passed, {info.get('failed', 0)} failed, {info.get('errored', 0)} errors; "
+        f"({info.get('passed', 0)} passed, {info.get('failed', 0)} failed, {info.get('timeouts', 0)} timeouts, "
+        f"{info.get('errored', 0)} errors; "
         f"pass rate {rate}). Harbor exit code {info.get('harbor_returncode')} (outcomes come from result.json)."
     )
     sys.stdout.flush()

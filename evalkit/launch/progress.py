@@ -1,7 +1,8 @@
 """Live progress from the job folder: a trial is finished when its result.json appears.
 
 Counts are read from the files Harbor writes (never from its console output or exit
-code): pass = reward >= 1, fail = a reward below 1, error = no reward (exception).
+code): pass = reward >= 1; timeout = not a pass and a *Timeout* exception; fail = a
+reward below 1; error = no reward (an exception).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class TrialCounts:
     finished: int = 0
     passed: int = 0
     failed: int = 0
+    timeouts: int = 0
     errored: int = 0
     tasks: dict[str, int] = field(default_factory=dict)
 
@@ -36,6 +38,7 @@ class TrialCounts:
             "finished": self.finished,
             "passed": self.passed,
             "failed": self.failed,
+            "timeouts": self.timeouts,
             "errored": self.errored,
         }
 
@@ -65,7 +68,13 @@ class JobWatcher:
                 continue  # being written: next poll
             task = str(result.get("task_name") or path.parent.name.rsplit("__", 1)[0])
             reward = trial_reward(result)
-            status = "error" if reward is None else "pass" if reward >= 1.0 else "fail"
+            exc = str((result.get("exception_info") or {}).get("exception_type") or "")
+            if reward is not None and reward >= 1.0:
+                status = "pass"
+            elif "timeout" in exc.lower():
+                status = "timeout"
+            else:
+                status = "error" if reward is None else "fail"
             self.results[path] = (task, status)
             changed += 1
         if changed:
@@ -77,6 +86,8 @@ class JobWatcher:
                     c.passed += 1
                 elif status == "fail":
                     c.failed += 1
+                elif status == "timeout":
+                    c.timeouts += 1
                 else:
                     c.errored += 1
         return changed
@@ -111,7 +122,13 @@ class ProgressBar:
                     self.bar.total = total
             c = self.watcher.counts
             self.bar.n = c.finished
-            self.bar.set_postfix(passed=c.passed, failed=c.failed, errors=c.errored, refresh=False)
+            self.bar.set_postfix(
+                passed=c.passed,
+                failed=c.failed,
+                timeouts=c.timeouts,
+                errors=c.errored,
+                refresh=False,
+            )
             self.bar.refresh()
 
     def close(self) -> None:

@@ -37,18 +37,40 @@ def test_watcher_counts_appearing_and_vanishing_results(tmp_path: Path) -> None:
     put(job, "a__1", {"reward": 1.0}, "a")
     put(job, "a__2", {"reward": 0.0}, "a")
     gone = put(job, "b__1", None, "b")
+    t = put(job, "d__1", {"reward": 0.0}, "d")
+    t.write_text(
+        json.dumps(
+            {
+                "task_name": "d",
+                "verifier_result": {"rewards": {"reward": 0}},
+                "exception_info": {"exception_type": "AgentTimeoutError"},
+            }
+        )
+    )
     (job / "c__1").mkdir()
     (job / "c__1" / "result.json").write_text('{"task_na')  # being written
-    assert w.poll() == 3
-    assert w.counts.as_dict() == {"finished": 3, "passed": 1, "failed": 1, "errored": 1}
-    assert w.counts.tasks == {"a": 2, "b": 1}
+    assert w.poll() == 4
+    assert w.counts.as_dict() == {
+        "finished": 4,
+        "passed": 1,
+        "failed": 1,
+        "timeouts": 1,
+        "errored": 1,
+    }
+    assert w.counts.tasks == {"a": 2, "b": 1, "d": 1}
     assert w.poll() == 0
     gone.unlink()  # e.g. Harbor's resume deletes a cancelled trial
     (job / "c__1" / "result.json").write_text(
         json.dumps({"task_name": "c", "verifier_result": {"rewards": {"reward": 1}}})
     )
     assert w.poll() == 2
-    assert w.counts.as_dict() == {"finished": 3, "passed": 2, "failed": 1, "errored": 0}
+    assert w.counts.as_dict() == {
+        "finished": 4,
+        "passed": 2,
+        "failed": 1,
+        "timeouts": 1,
+        "errored": 0,
+    }
 
 
 def test_bar_takes_the_total_from_harbors_job_result(tmp_path: Path) -> None:
