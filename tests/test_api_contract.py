@@ -1,0 +1,27 @@
+"""The public names of api-contract.md exist after a plain ``import evalkit``."""
+
+from __future__ import annotations
+
+import evalkit
+from tests.conftest import SKILLSBENCH_JOB
+
+
+def test_contract_names() -> None:
+    assert callable(evalkit.load)
+    for name in ("summarize", "paired", "pass_at_k", "pass_hat_k"):
+        assert callable(getattr(evalkit.stats, name)), name
+    for name in ("compare", "evidence_bundle", "ship_gate", "regression_guard"):
+        assert callable(getattr(evalkit.compare, name)), name
+
+
+def test_runs_frames_and_required_columns() -> None:
+    runs = evalkit.load(SKILLSBENCH_JOB, progress=False)
+    for frame, cols in {
+        "jobs": "job_id job_name job_dir state started_at finished_at n_trials_declared n_trials_found",
+        "steps": "trial_id step_index step_id source message timestamp prompt_tokens completion_tokens cached_tokens cost_usd",
+        "tool_calls": "trial_id step_index call_index function_name arguments command observation is_error",
+        "findings": "trial_id detector step_start step_end severity evidence rule_version",
+        "load_errors": "path level error_type message",
+    }.items():
+        df = getattr(runs, frame)
+        assert set(cols.split()) <= set(df.columns), frame
