@@ -6,9 +6,9 @@ import json
 
 import polars as pl
 import pytest
-from tests.load_steps.steps_helpers import atif_doc, write_json
 
 from evalkit.load.steps import read_trajectory
+from tests.load_steps.steps_helpers import atif_doc, write_json
 
 
 def _read(tmp_path, doc, name="trajectory.json", **files):

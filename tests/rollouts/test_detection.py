@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.rollouts.rollout_helpers import GOLDEN, GOLDEN_ID, ROLLOUTS, fixture_folder, write_rollout
-
 from evalkit.load.rollouts import is_rollout_folder, rollout_files
+from tests.rollouts.rollout_helpers import (
+    GOLDEN,
+    GOLDEN_ID,
+    ROLLOUTS,
+    fixture_folder,
+    write_rollout,
+)
 
 HERMES_JOBS = Path(__file__).parents[1] / "fixtures" / "atif" / "hermes" / "openclaw-dev-jobs"
 
