@@ -1,0 +1,263 @@
+"""Mode 'trainerd': go-code's own rules, ported verbatim (rollouts-gates-qc.md §1.6-1.7).
+
+* retry_loop: the runner's rule (``internal/harness/runner_step_engine.go``): key = tool
+  name + NUL + the raw arguments string (no canonicalisation); the call that brings a key's
+  count to 3 emits one finding, once per key, successful or not.
+* hedge_assertion, unverified_file_claim, premature_completion, architecture_assumption,
+  skipped_diagnostic: the conclusion-watcher's phrase heuristics
+  (``plugins/conclusion-watcher/detectors.go``, ``ledger.go``): case-insensitive substring
+  matches on each agent message (``strings.ToLower``), checked against a ledger of the tool
+  calls made before the message. Confidences as in go-code (1.0 / 0.8 / 0.9 / 0.75 /
+  1.0 or 0.85); severity from trainerd's weights (<= 0.5 low, 1.0 medium, > 1 high).
+
+Differences we cannot avoid, documented in docs/patterns.md: the watcher runs live, so
+"the ledger" here is every call of an earlier step (plus, for skipped_diagnostic, the calls of
+the same step up to the current one); tool names are the recorded ones (go-code's are
+``bash``, ``read_file``, ...; map others with ``config={"trainerd": {"tool_aliases": {...}}}``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit.patterns.context import Context, basename, within_group_index
+from evalkit.patterns.registry import detector
+from evalkit.patterns.sequence import shift_in_group
+
+_T = ["trial_id", "traj"]
+
+
+def _severity(ctx: Context, name: str) -> pl.Expr:
+    t = ctx.params("trainerd")
+    w = t["weights"].get(name, t["default_weight"])
+    return pl.lit("low" if w <= 0.5 else ("medium" if w <= 1.0 else "high"))
+
+
+def _tool(ctx: Context) -> pl.Expr:
+    aliases = ctx.params("trainerd")["tool_aliases"]
+    fn = pl.col("function_name").fill_null("")
+    return fn.replace(aliases) if aliases else fn
+
+
+def _msgs(ctx: Context) -> pl.DataFrame:
+    return ctx.msgs.filter(~pl.col("from_finish") & (pl.col("message") != "")).with_columns(
+        pl.col("message").str.to_lowercase().alias("_low")
+    )
+
+
+def _first_phrase(phrases: tuple[str, ...]) -> pl.Expr:
+    return pl.coalesce(
+        [pl.when(pl.col("_low").str.contains(ph, literal=True)).then(pl.lit(ph)) for ph in phrases]
+    )
+
+
+def _last3(ctx: Context, flag: pl.Expr, name: str) -> pl.DataFrame:
+    """Per (trajectory, step): whether any of the latest ``ledger_window`` calls up to the end
+    of that step has ``flag``; as-of joinable on the message step (key ``_k`` = step + 1)."""
+    n = int(ctx.params("trainerd")["ledger_window"])
+    c = ctx.calls.select("gkey", "step_index", "function_name", "arguments")
+    c = c.with_columns(_tool(ctx).alias("tool")).with_columns(flag.fill_null(False).alias("_f"))
+    win = pl.col("_f")
+    for j in range(1, n):
+        win = win | shift_in_group("_f", j).fill_null(False)
+    c = c.with_columns(win.alias(name))
+    last_of_step = (pl.col("step_index") != pl.col("step_index").shift(-1)) | (
+        pl.col("gkey") != pl.col("gkey").shift(-1)
+    )
+    return (
+        c.filter(last_of_step.fill_null(True))
+        .select("gkey", name, (pl.col("step_index") + 1).alias("_k"))
+        .sort("_k")
+    )
+
+
+def _with_last3(ctx: Context, m: pl.DataFrame, flag: pl.Expr, name: str) -> pl.DataFrame:
+    l3 = _last3(ctx, flag, name)
+    m = m.with_columns(pl.col("step_index").alias("_k")).sort("_k")
+    m = m.join_asof(l3, on="_k", by="gkey", strategy="backward", check_sortedness=False)
+    return m.with_columns(pl.col(name).fill_null(False))
+
+
+def _out(
+    ctx: Context, df: pl.DataFrame, name: str, conf: float | pl.Expr, ev: pl.Expr
+) -> pl.DataFrame:
+    return df.select(
+        "trial_id",
+        pl.col("step_index").alias("step_start"),
+        pl.col("step_index").alias("step_end"),
+        _severity(ctx, name).alias("severity"),
+        (conf if isinstance(conf, pl.Expr) else pl.lit(conf)).alias("confidence"),
+        ev.alias("evidence"),
+    )
+
+
+@detector("retry_loop", modes=("trainerd",), version=1, _builtin=True)
+def retry_loop(ctx: Context) -> pl.DataFrame:
+    """go-code runner: the 3rd identical (tool, raw arguments) call; once per key."""
+    th = int(ctx.params("trainerd")["retry_threshold"])
+    key = pl.concat_str([_tool(ctx), pl.col("arguments").fill_null("")], separator="\x00").hash(17)
+    c = ctx.calls.select("trial_id", "gkey", "seq", "step_index", "function_name", "arguments")
+    # count per (trajectory, key) in call order: sort by key (stable), position within runs
+    c = c.with_columns(key.xor(pl.col("gkey")).alias("_key")).sort(
+        "_key", "seq", maintain_order=True
+    )
+    c = c.with_columns((within_group_index("_key") + 1).alias("_n")).filter(pl.col("_n") == th)
+    return _out(
+        ctx, c, "retry_loop", 1.0, pl.format("retry_loop: {} (call_count {})", _tool(ctx), "_n")
+    )
+
+
+@detector("hedge_assertion", modes=("trainerd",), version=1, _builtin=True)
+def hedge_assertion(ctx: Context) -> pl.DataFrame:
+    """conclusion-watcher: an agent message containing a hedge phrase ("should be", ...)."""
+    ph = tuple(ctx.params("trainerd")["hedge_phrases"])
+    m = _msgs(ctx).with_columns(_first_phrase(ph).alias("_ph")).filter(pl.col("_ph").is_not_null())
+    return _out(ctx, m, "hedge_assertion", 1.0, pl.col("_ph"))
+
+
+@detector("premature_completion", modes=("trainerd",), version=1, _builtin=True)
+def premature_completion(ctx: Context) -> pl.DataFrame:
+    """conclusion-watcher: a completion phrase with no verification in the last 3 calls."""
+    t = ctx.params("trainerd")
+    m = _msgs(ctx).with_columns(_first_phrase(tuple(t["completion_phrases"])).alias("_ph"))
+    m = m.filter(pl.col("_ph").is_not_null())
+    tool = pl.col("tool")
+    ver = tool.is_in(list(t["verification_tools"])) | (
+        pl.when(tool == t["bash_tool"])
+        .then(pl.col("arguments"))
+        .str.contains_any(list(t["verification_bash_substrings"]), ascii_case_insensitive=True)
+        .fill_null(False)
+    )
+    m = _with_last3(ctx, m, ver, "_v").filter(~pl.col("_v"))
+    return _out(ctx, m, "premature_completion", 0.9, pl.col("_ph"))
+
+
+@detector("architecture_assumption", modes=("trainerd",), version=1, _builtin=True)
+def architecture_assumption(ctx: Context) -> pl.DataFrame:
+    """conclusion-watcher: a design claim ("the flow is", ...) with no exploration in the last
+    3 calls."""
+    t = ctx.params("trainerd")
+    m = _msgs(ctx).with_columns(_first_phrase(tuple(t["architecture_phrases"])).alias("_ph"))
+    m = m.filter(pl.col("_ph").is_not_null())
+    m = _with_last3(ctx, m, pl.col("tool").is_in(list(t["exploration_tools"])), "_e").filter(
+        ~pl.col("_e")
+    )
+    return _out(ctx, m, "architecture_assumption", 0.75, pl.col("_ph"))
+
+
+def _go_clean(e: pl.Expr) -> pl.Expr:
+    """Approximately Go's filepath.Clean, then strip './'."""
+    return (
+        e.str.replace_all(r"/+", "/")
+        .str.replace_all(r"/(\./)+", "/")
+        .str.replace(r"^(\./)+", "")
+        .str.replace(r"(.)/$", "$1")
+    )
+
+
+@detector("unverified_file_claim", modes=("trainerd",), version=1, _builtin=True)
+def unverified_file_claim(ctx: Context) -> pl.DataFrame:
+    """conclusion-watcher: a hedged message naming a file the ledger has not seen."""
+    t = ctx.params("trainerd")
+    rx = t["path_regex"]
+    m = _msgs(ctx).filter(pl.col("_low").str.contains_any(list(t["hedge_phrases"])))
+    claims = (
+        m.select(
+            "trial_id", "traj", "step_index", pl.col("message").str.extract_all(rx).alias("_p")
+        )
+        .with_columns(pl.int_ranges(pl.col("_p").list.len()).alias("_pos"))
+        .explode("_p", "_pos")
+        .filter(pl.col("_p").is_not_null())
+        .with_columns(_go_clean(pl.col("_p")).alias("_c"))
+        .with_columns(basename(pl.col("_c")).alias("_b"))
+    )
+    if claims.height == 0:
+        return _out(ctx, claims, "unverified_file_claim", 0.8, pl.col("_p"))
+    c = ctx.calls.join(claims.select("trial_id").unique(), on="trial_id", how="semi")
+    c = c.with_columns(_tool(ctx).alias("tool"))
+    expl = c.filter(pl.col("tool").is_in(list(t["exploration_tools"])))
+    seen_args = pl.concat(
+        [
+            expl.select(
+                *_T,
+                "step_index",
+                pl.concat_list(pl.col("arguments").str.json_path_match("$.path")).alias("_s"),
+            ),
+            expl.select(
+                *_T,
+                "step_index",
+                pl.col("arguments")
+                .str.json_path_match("$.paths")
+                .str.json_decode(pl.List(pl.String))
+                .alias("_s"),
+            ),
+        ]
+    )
+    seen_out = c.select(*_T, "step_index", pl.col("observation").str.extract_all(rx).alias("_s"))
+    seen = (
+        pl.concat([seen_args, seen_out], how="vertical_relaxed")
+        .explode("_s")
+        .filter(pl.col("_s").is_not_null())
+        .with_columns(_go_clean(pl.col("_s")).alias("_s"))
+    )
+    keys = pl.concat(
+        [
+            seen.select(*_T, "step_index", pl.col("_s").alias("_key")),
+            seen.select(*_T, "step_index", basename(pl.col("_s")).alias("_key")),
+        ]
+    ).rename({"step_index": "_ss"})
+    hit = []
+    for col in ("_c", "_b"):
+        hit.append(
+            claims.join(keys, left_on=[*_T, col], right_on=[*_T, "_key"])
+            .filter(pl.col("_ss") < pl.col("step_index"))
+            .select(*_T, "step_index", "_pos")
+        )
+    known = pl.concat(hit).unique()
+    uns = claims.join(known, on=[*_T, "step_index", "_pos"], how="anti")
+    uns = uns.sort("_pos").unique([*_T, "step_index"], keep="first", maintain_order=True)
+    return _out(ctx, uns, "unverified_file_claim", 0.8, pl.col("_p"))
+
+
+@detector("skipped_diagnostic", modes=("trainerd",), version=1, _builtin=True)
+def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
+    """conclusion-watcher pre-tool hook: a write / destructive call with no diagnostic tool in
+    the current or previous step (the current call counts, so bash never fires)."""
+    t = ctx.params("trainerd")
+    c = ctx.calls.select(*_T, "gkey", "seq", "step_index", "function_name", "arguments")
+    c = c.with_columns(_tool(ctx).alias("tool"))
+    is_bash = pl.col("tool") == t["bash_tool"]
+    write = pl.col("tool").is_in(list(t["write_tools"]))
+    cmd = pl.when(is_bash).then(pl.col("arguments").str.json_path_match("$.command")).fill_null("")
+    destructive = is_bash & cmd.str.contains_any(list(t["destructive_bash_substrings"]))
+    # candidates first (rare); the ledger checks then run on their trajectories only
+    cand = c.filter(write | destructive)
+    if cand.height == 0:
+        return _out(ctx, cand, "skipped_diagnostic", 1.0, pl.col("tool"))
+    gk = cand.get_column("gkey").unique().implode()
+    diag = c.filter(pl.col("gkey").is_in(gk) & pl.col("tool").is_in(list(t["diagnostic_tools"])))
+    diag = diag.select("gkey", pl.col("step_index").alias("_ds"), pl.col("seq").alias("_dseq"))
+    # previous step = the previous agent turn (the watcher counts post-message calls)
+    turns = (
+        ctx.msgs.select("gkey", "step_index", "from_finish")
+        .filter(pl.col("gkey").is_in(gk) & ~pl.col("from_finish"))
+        .unique(["gkey", "step_index"], maintain_order=True)
+        .with_columns(shift_in_group("step_index", 1).alias("_prev"))
+        .select("gkey", "step_index", "_prev")
+    )
+    cand = cand.join(turns, on=["gkey", "step_index"], how="left")
+    # the current call is recorded before the check: seq <= the candidate's
+    cur = (
+        cand.join(diag, left_on=["gkey", "step_index"], right_on=["gkey", "_ds"])
+        .filter(pl.col("_dseq") <= pl.col("seq"))
+        .select("gkey", "seq")
+    )
+    prev = cand.join(diag, left_on=["gkey", "_prev"], right_on=["gkey", "_ds"]).select(
+        "gkey", "seq"
+    )
+    c = cand.join(pl.concat([cur, prev]).unique(), on=["gkey", "seq"], how="anti")
+    return _out(
+        ctx, c, "skipped_diagnostic",
+        pl.when(write).then(1.0).otherwise(0.85),
+        pl.when(write).then(pl.col("tool")).otherwise(pl.format("{}: {}", "tool", cmd.str.slice(0, 80))),
+    )  # fmt: skip
