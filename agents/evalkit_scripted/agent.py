@@ -2,8 +2,10 @@
 
 Kwargs (``--ak KEY=VALUE`` or ``agents[].kwargs`` in a job config):
 
-- ``variant``: ``baseline`` (default) or ``candidate``; selects the per-task pass rates
-  declared in ``task.toml`` ``[metadata] scripted_pass_rate`` and the behaviour style.
+- ``variant``: ``baseline`` or ``candidate``; selects the per-task pass rates declared in
+  ``task.toml`` ``[metadata] scripted_pass_rate`` and the behaviour style. Default: the
+  model name's last part when it names a variant (``-m scripted/candidate``), else
+  ``baseline``, so two runs can differ in exactly one variable: the model.
 - ``seed``: integer (default 0). The episode is a function of (seed, task, attempt).
 - ``stall_rate``: probability (default 0) that a failing attempt stalls until Harbor's
   agent timeout (produces ``AgentTimeoutError`` trials).
@@ -31,7 +33,7 @@ from harbor.models.agent.context import AgentContext
 
 from evalkit_scripted import __version__
 from evalkit_scripted.atif import Trajectory
-from evalkit_scripted.plan import TaskInfo, load_task, make_plan
+from evalkit_scripted.plan import VARIANTS, TaskInfo, load_task, make_plan
 
 CLAIM_FILE = "evalkit-scripted.json"
 
@@ -45,12 +47,12 @@ class ScriptedAgent(BaseAgent):
         self,
         logs_dir: Path,
         model_name: str | None = None,
-        variant: str = "baseline",
+        variant: str | None = None,
         seed: int | str = 0,
         stall_rate: float | str = 0.0,
         **kwargs: Any,
     ) -> None:
-        self.variant = str(variant)
+        self.variant = str(variant) if variant else _variant_from_model(model_name)
         super().__init__(
             logs_dir=logs_dir, model_name=model_name or f"scripted/{self.variant}", **kwargs
         )
@@ -100,6 +102,12 @@ class ScriptedAgent(BaseAgent):
             context.n_output_tokens = traj.totals["completion"]
             context.cost_usd = traj.totals["cost"]
             context.metadata = {"evalkit_scripted": plan.summary()}
+
+
+def _variant_from_model(model_name: str | None) -> str:
+    """``scripted/candidate`` -> candidate; anything else -> baseline."""
+    name = (model_name or "").rsplit("/", 1)[-1]
+    return name if name in VARIANTS else "baseline"
 
 
 def _task_location(trial_dir: Path) -> tuple[Path | None, str]:
