@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 from scipy import special, stats
 
+from evalkit.stats.significance import task_indices
+
 __all__ = [
     "ESTIMANDS",
     "FEW_TASKS",
@@ -408,7 +410,7 @@ def _cluster_bootstrap_ratio(
         t = sr.size
         if t == 0:
             continue
-        idx = rng.integers(0, t, size=(n_resamples, t), dtype=np.int32)
+        idx = task_indices(rng, t, n_resamples)
         ratio = sr[idx].sum(axis=1) / kr[idx].sum(axis=1)
         lo[r], hi[r] = np.quantile(ratio, q)
         p = sr.sum() / kr.sum()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -13,6 +13,7 @@ from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
 from evalkit.stats._frames import as_by_list, task_table
+from evalkit.stats.intervals import FEW_TASKS, proportion_ci
 from evalkit.stats.power import power_inputs_from_tasks
 from evalkit.stats.significance import (
     bootstrap_interval,
@@ -23,7 +24,14 @@ from evalkit.stats.significance import (
     sign_flip_pvalue,
 )
 
-__all__ = ["PairedResult", "paired", "paired_core"]
+__all__ = [
+    "PairedNumbers",
+    "PairedResult",
+    "few_differences_interval",
+    "paired",
+    "paired_core",
+    "paired_interval",
+]
 
 _CI_METHODS = ("percentile", "expanded", "bca")
 
@@ -36,7 +44,8 @@ class PairedResult:
     are listed, never averaged in). mean_a, mean_b: the average over those tasks of each task's
     mean score (``metric``: reward, or pass = reward >= 1; a null reward is 0). diff = mean_b -
     mean_a. ci_low/ci_high: paired task-cluster bootstrap interval for diff (same task indices
-    for both runs; every resampled task brings all its attempts). p_value: two-sided sign-flip
+    for both runs; every resampled task brings all its attempts); when at most 3 tasks differ,
+    the conservative few-differences bound instead (``ci_method`` says which). p_value: two-sided sign-flip
     permutation test of "no difference" (exact when it can enumerate). method: one line naming
     both. mcnemar_exact_p/mcnemar_midp: McNemar on the 2x2 table when every common task has one
     binary attempt in each run, else None. correlation: Pearson correlation of the per-task
@@ -146,7 +155,9 @@ def paired(
     * CI: paired task-cluster bootstrap, ``n_resamples`` resamples of the task indices (the same
       indices for both runs), seeded, vectorised. ``ci_method``: ``"expanded"`` (default;
       percentile with Hesterberg's small-sample expansion, better calibrated at 10-30 tasks —
-      docs/coverage.md), ``"percentile"`` or ``"bca"``.
+      docs/coverage.md), ``"percentile"`` or ``"bca"``. When at most 3 tasks differ (and
+      |d_i| <= 1) the bootstrap has almost nothing to resample (all ties give [0, 0]); then
+      the CI is :func:`few_differences_interval` (label ``"few-differences-mid-p"``).
     * p_value: sign-flip permutation test on the d_i (exact enumeration when at most
       ``exact_max`` d_i are non-zero, else Monte Carlo with ``n_resamples`` flips and the same
       seed). Type-I error <= alpha by construction; measured in docs/coverage.md.
@@ -199,7 +210,7 @@ def paired(
     nan = math.nan
     diff = float(d.mean()) if n else nan
 
-    ci_low, ci_high, p_value, exact = paired_core(
+    ci_low, ci_high, p_value, exact, ci_fallback = paired_core(
         d,
         confidence=confidence,
         seed=seed,
@@ -226,10 +237,15 @@ def paired(
         mde = nan
 
     test_desc = "exact" if exact else f"Monte Carlo, {n_resamples} sign vectors, seed {seed}"
-    method = (
-        f"paired task-cluster bootstrap ({ci_method}, {n_resamples} resamples, seed {seed}); "
-        f"sign-flip permutation test ({test_desc})"
-    )
+    if ci_fallback:
+        ci_desc = f"few-differences bound (<= {FEW_TASKS} tasks differ; exact mid-p on each side)"
+        ci_label = "few-differences-mid-p"
+    else:
+        ci_desc = (
+            f"paired task-cluster bootstrap ({ci_method}, {n_resamples} resamples, seed {seed})"
+        )
+        ci_label = f"paired-task-bootstrap-{ci_method}"
+    method = f"{ci_desc}; sign-flip permutation test ({test_desc})"
     tasks = _task_frame(both, a_only, b_only, task, binary, metric, ma, mb)
     return PairedResult(
         a=a,
@@ -246,7 +262,7 @@ def paired(
         mcnemar_midp=mc_mid,
         correlation=corr,
         confidence=confidence,
-        ci_method=f"paired-task-bootstrap-{ci_method}",
+        ci_method=ci_label,
         test_method="sign-flip-exact" if exact else "sign-flip-monte-carlo",
         p_value_exact=exact,
         n_resamples=n_resamples,
@@ -265,6 +281,59 @@ def paired(
     )
 
 
+class PairedNumbers(NamedTuple):
+    """What :func:`paired_core` returns."""
+
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_value_exact: bool
+    ci_fallback: bool
+
+
+def few_differences_interval(d: np.ndarray, *, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval for mean(d) when at most :data:`FEW_TASKS` tasks differ (|d_i| <= 1).
+
+    diff = E[d+] - E[d-] with d+ = max(d, 0) and d- = max(-d, 0), both in [0, 1], so
+    -E[d-] <= diff <= E[d+]. Each side is bounded by the exact mid-p upper limit (level
+    (1 - confidence)/2) for sum(d+) (resp. sum(d-)) "successes" in n tasks. Conservative, never
+    zero width, and honest where a bootstrap has only the observed zeros to resample (10 tied
+    tasks -> about [-0.26, +0.26], not [0, 0]).
+    """
+    d = np.asarray(d, dtype=float)
+    n = d.size
+    up = proportion_ci(np.maximum(d, 0).sum(), n, confidence=confidence, method="mid-p")[1]
+    down = proportion_ci(np.maximum(-d, 0).sum(), n, confidence=confidence, method="mid-p")[1]
+    return -float(down), float(up)
+
+
+def paired_interval(
+    d: np.ndarray,
+    boot: np.ndarray | None,
+    *,
+    confidence: float = 0.95,
+    ci_method: str = "expanded",
+) -> tuple[float, float, bool]:
+    """The paired CI from the differences ``d`` and their bootstrap means ``boot``.
+
+    Returns ``(low, high, fallback)``: :func:`few_differences_interval` when at most
+    :data:`~evalkit.stats.intervals.FEW_TASKS` d_i are non-zero and all |d_i| <= 1 (the bootstrap
+    would resample a handful of values, or only zeros), else ``bootstrap_interval``.
+    """
+    d = np.asarray(d, dtype=float)
+    n = int(d.size)
+    if n >= 1 and int(np.sum(d != 0)) <= FEW_TASKS and bool(np.all(np.abs(d) <= 1.0)):
+        lo, hi = few_differences_interval(d, confidence=confidence)
+        return lo, hi, True
+    if n < 2 or boot is None:
+        return math.nan, math.nan, False
+    jk = (d.sum() - d) / (n - 1) if ci_method == "bca" else None
+    lo, hi = bootstrap_interval(
+        boot, float(d.mean()), confidence=confidence, method=ci_method, n_units=n, jackknife=jk
+    )
+    return lo, hi, False
+
+
 def paired_core(
     d: np.ndarray,
     *,
@@ -273,30 +342,23 @@ def paired_core(
     n_resamples: int = 10_000,
     ci_method: str = "expanded",
     exact_max: int = 30,
-) -> tuple[float, float, float, bool]:
+) -> PairedNumbers:
     """The numbers behind :func:`paired`, from the per-task differences ``d`` (B - A).
 
-    Returns ``(ci_low, ci_high, p_value, p_value_exact)``. The bootstrap draws one (B, T) int32
-    matrix of task indices (the same for both runs, so it resamples the d_i) and averages the
-    gathered d; the p-value is :func:`~evalkit.stats.significance.sign_flip_pvalue`. Used as is
-    by the coverage simulation and the benchmark.
+    The bootstrap draws one (B, T) matrix of task indices (the same for both runs, so it
+    resamples the d_i) and averages the gathered d (:func:`bootstrap_task_means`); the CI is
+    :func:`paired_interval`; the p-value is :func:`sign_flip_pvalue`. The simulation and the
+    benchmark call exactly these.
     """
     d = np.asarray(d, dtype=float)
     n = int(d.size)
-    nan = math.nan
-    if n >= 2:
-        boot = bootstrap_task_means(d, n_resamples=n_resamples, seed=seed)
-        jk = (d.sum() - d) / (n - 1) if ci_method == "bca" else None
-        lo, hi = bootstrap_interval(
-            boot, float(d.mean()), confidence=confidence, method=ci_method, n_units=n, jackknife=jk
-        )
-    else:
-        lo = hi = nan
+    boot = bootstrap_task_means(d, n_resamples=n_resamples, seed=seed) if n >= 2 else None
+    lo, hi, fallback = paired_interval(d, boot, confidence=confidence, ci_method=ci_method)
     if n >= 1:
         p, exact = sign_flip_pvalue(d, n_resamples=n_resamples, seed=seed, exact_max=exact_max)
     else:
-        p, exact = nan, True
-    return lo, hi, p, exact
+        p, exact = math.nan, True
+    return PairedNumbers(lo, hi, p, exact, fallback)
 
 
 def _task_frame(

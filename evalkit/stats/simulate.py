@@ -23,7 +23,8 @@ import numpy as np
 import polars as pl
 
 from evalkit.stats.intervals import clustered_proportion_ci
-from evalkit.stats.significance import bootstrap_interval, bootstrap_task_means, sign_flip_pvalue
+from evalkit.stats.paired import paired_interval
+from evalkit.stats.significance import bootstrap_task_means, sign_flip_pvalue
 
 __all__ = ["coverage_grid", "main", "paired_grid", "render_markdown"]
 
@@ -111,7 +112,7 @@ def paired_grid(
     drawn like A's); rejection rate = type-I error. ``effect = delta > 0``: B fixes a share delta
     of each task's failures, p_B,i = p_i + delta (1 - p_i), so the true difference is
     delta (1 - mu). Columns: n_tasks, attempts, rate, truth, reject_signflip (p <= alpha),
-    share_exact, and per bootstrap CI method ``reject_<m>`` (interval excludes 0) and
+    share_exact, share_fallback (<= 3 tasks differ: few-differences bound), and per CI method ``reject_<m>`` (interval excludes 0) and
     ``cover_<m>`` (interval contains the truth); ``with_ci=False`` skips the bootstrap.
     """
     rng = np.random.default_rng(seed)
@@ -125,6 +126,7 @@ def paired_grid(
                 truth = effect * (1 - mu)
                 pv = np.empty(reps)
                 ex = np.empty(reps, dtype=bool)
+                fb = np.zeros(reps, dtype=bool)
                 los = {m: np.empty(reps) for m in CI_METHODS}
                 his = {m: np.empty(reps) for m in CI_METHODS}
                 seeds = rng.integers(0, 2**63 - 1, size=reps)
@@ -135,11 +137,9 @@ def paired_grid(
                     if not with_ci:
                         continue
                     boot = bootstrap_task_means(dr, n_resamples=n_resamples, seed=rs)
-                    est = float(dr.mean())
-                    jk = (dr.sum() - dr) / (n - 1)
                     for m in CI_METHODS:
-                        los[m][r], his[m][r] = bootstrap_interval(
-                            boot, est, confidence=1 - alpha, method=m, n_units=n, jackknife=jk
+                        los[m][r], his[m][r], fb[r] = paired_interval(
+                            dr, boot, confidence=1 - alpha, ci_method=m
                         )
                 row = {
                     "n_tasks": n,
@@ -148,6 +148,7 @@ def paired_grid(
                     "truth": truth,
                     "reject_signflip": float(np.mean(pv <= alpha)),
                     "share_exact": float(np.mean(ex)),
+                    "share_fallback": float(np.mean(fb)),
                 }
                 tol = 1e-12
                 for m in CI_METHODS if with_ci else ():

@@ -14,8 +14,8 @@ from scipy import integrate, stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from evalkit.stats import mcnemar, paired, sign_flip_pvalue
-from evalkit.stats.paired import paired_core
+from evalkit.stats import mcnemar, paired, proportion_ci, sign_flip_pvalue
+from evalkit.stats.paired import few_differences_interval, paired_core, paired_interval
 from evalkit.stats.significance import bootstrap_interval, fisher_min_p, prob_b_better
 
 
@@ -216,7 +216,7 @@ def test_to_dict_is_json_and_seed_controls_ci(trials_k5: pl.DataFrame) -> None:
 def test_bootstrap_matches_scipy_percentile_within_monte_carlo_error() -> None:
     rng = np.random.default_rng(11)
     d = rng.binomial(5, rng.beta(0.5, 0.5, 89)) / 5 - rng.binomial(5, rng.beta(0.5, 0.5, 89)) / 5
-    lo, hi, _, _ = paired_core(d, ci_method="percentile", n_resamples=10_000, seed=0)
+    lo, hi, *_ = paired_core(d, ci_method="percentile", n_resamples=10_000, seed=0)
     ref = stats.bootstrap(
         (d,), np.mean, method="percentile", n_resamples=10_000, rng=np.random.default_rng(1)
     )
@@ -256,3 +256,27 @@ def test_by_list_labels_are_tuples(trials_k5: pl.DataFrame) -> None:
     assert r.n_tasks == 30
     with pytest.raises(ValueError):
         paired(df, "A", "B", by=["run", "model"])
+
+
+def test_few_differences_fall_back_to_a_bound_not_a_zero_width_interval() -> None:
+    ties = _binary_frame([1] * 7 + [0] * 3, [1] * 7 + [0] * 3)
+    r = paired(ties, "A", "B")
+    assert r.diff == 0.0 and r.ci_method == "few-differences-mid-p"
+    up = proportion_ci(0, 10, method="mid-p")[1]
+    assert r.ci_low == pytest.approx(-up) and r.ci_high == pytest.approx(up)
+    assert 0.2 < r.ci_high < 0.3
+    assert r.method.startswith("few-differences bound")
+    three = paired(_binary_frame([0] * 3 + [1] * 7, [1] * 10), "A", "B")
+    assert three.ci_low <= three.diff <= three.ci_high
+    assert three.ci_high == pytest.approx(proportion_ci(3, 10, method="mid-p")[1])
+    four = paired(_binary_frame([0] * 4 + [1] * 6, [1] * 10), "A", "B")
+    assert four.ci_method == "paired-task-bootstrap-expanded"
+
+
+def test_few_differences_bound_covers_by_construction() -> None:
+    # diff <= E[d+]: the upper limit is a valid bound for the positive part alone
+    d = np.array([0.4, 0.0, 0.0, -0.2, 0.0, 0.0])
+    lo, hi = few_differences_interval(d)
+    assert lo == pytest.approx(-proportion_ci(0.2, 6, method="mid-p")[1])
+    assert hi == pytest.approx(proportion_ci(0.4, 6, method="mid-p")[1])
+    assert paired_interval(np.array([2.0, 0.0, 0.0]), None)[2] is False  # rewards beyond [0, 1]
