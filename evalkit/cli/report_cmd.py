@@ -1,0 +1,72 @@
+"""``evalkit report nightly|compare``: render a papermill report to offline HTML."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from evalkit.cli.app import app
+from evalkit.cli.output import console
+
+
+def parse_params(args: list[str]) -> list[tuple[str, str]]:
+    """``-p NAME VALUE`` / ``--param NAME VALUE`` pairs (repeatable); values stay text."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] not in ("-p", "--param"):
+            raise typer.BadParameter(f"unexpected argument {args[i]!r} (parameters: -p NAME VALUE)")
+        if i + 2 >= len(args):
+            raise typer.BadParameter("-p needs a NAME and a VALUE")
+        out.append((args[i + 1], args[i + 2]))
+        i += 3
+    return out
+
+
+@app.command(
+    "report",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def report_cmd(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="nightly | compare (or a path to a report notebook)."),
+    runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
+    out: Path = typer.Option(Path("reports"), "--out", "-o", help="Folder for the report files."),
+) -> None:
+    """Execute a report notebook (papermill, this environment) and write DIR/<date>-<name>.html,
+    the executed .ipynb and summary.json; print the HTML path. A failing cell fails the
+    command with that cell's error.
+
+    Notebook parameters: -p NAME VALUE (repeatable), e.g. -p candidate my-run -p gate_alpha 0.1.
+    Values arrive as data (text, or the type of the parameter's default).
+    """
+    from evalkit.report import ReportError, render
+
+    err = console()
+    err.file = sys.stderr
+    param = parse_params(list(ctx.args))
+    if not runs_dir.exists():
+        err.print(f"[red]No such folder: {runs_dir}[/red]")
+        raise typer.Exit(2)
+    try:
+        files = render(name, runs_dir, out, param)
+    except (FileNotFoundError, ValueError) as e:
+        err.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
+    except ReportError as e:
+        err.print(f"[red]report {name} failed in cell {e.cell}:[/red]", highlight=False)
+        if e.source:
+            err.print("  " + "\n  ".join(e.source.splitlines()[:8]), markup=False, highlight=False)
+        tail = "\n".join(e.traceback.splitlines()[-25:])
+        err.print(tail, markup=False, highlight=False)
+        err.print(f"{e.ename}: {e.evalue}", markup=False, highlight=False)
+        err.print(f"(partial notebook: {out})", markup=False, highlight=False)
+        raise typer.Exit(1) from None
+    s = files.seconds
+    err.print(
+        f"report {name}: {s['total']:.1f} s (execute {s['execute']:.1f} s, export {s['export']:.1f} s); "
+        f"notebook {files.notebook}, summary {files.summary}",
+        highlight=False,
+    )
+    print(files.html)

@@ -1,0 +1,154 @@
+"""``render(name, runs, out)``: parameters -> papermill -> HTML, executed notebook, summary.json."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import date as _date
+from pathlib import Path
+from typing import Any
+
+from evalkit.report.export import BUNDLE_MARKER, external_resources, to_html
+from evalkit.report.nbrun import execute
+
+REPORTS = ("nightly", "compare")
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def notebooks_dir() -> Path:
+    """Where the report notebooks are: $EVALKIT_NOTEBOOKS, else the repository's notebooks/."""
+    env = os.environ.get("EVALKIT_NOTEBOOKS")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def notebook_path(name: str) -> Path:
+    """``nightly`` / ``compare`` (or any name in notebooks/), or a path to an .ipynb."""
+    p = Path(name)
+    if p.suffix == ".ipynb":
+        if not p.exists():
+            raise FileNotFoundError(f"no notebook {p}")
+        return p
+    q = notebooks_dir() / f"{name}.ipynb"
+    if not q.exists():
+        raise FileNotFoundError(
+            f"no report named {name!r} (looked for {q}); reports: {', '.join(REPORTS)}"
+        )
+    return q
+
+
+def notebook_parameters(path: str | Path) -> dict[str, Any]:
+    """Parameter name -> default value, read from the cell tagged ``parameters``."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for c in nb.get("cells", []):
+        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", []):
+            src = c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            out: dict[str, Any] = {}
+            for node in ast.parse(src).body:
+                target = (
+                    node.targets[0]
+                    if isinstance(node, ast.Assign) and len(node.targets) == 1
+                    else getattr(node, "target", None)
+                )
+                if isinstance(target, ast.Name) and getattr(node, "value", None) is not None:
+                    try:
+                        out[target.id] = ast.literal_eval(node.value)
+                    except ValueError:
+                        out[target.id] = None
+            return out
+    raise ValueError(f"{path} has no cell tagged 'parameters'")
+
+
+def coerce(name: str, value: str, default: Any) -> Any:
+    """A command-line value as the type of the parameter's default (text stays text)."""
+    try:
+        if isinstance(default, bool):
+            v = value.strip().lower()
+            if v in _TRUE | _FALSE:
+                return v in _TRUE
+            raise ValueError("expected true or false")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+    except ValueError as e:
+        raise ValueError(
+            f"parameter {name}: {value!r} is not a valid {type(default).__name__} ({e})"
+        ) from None
+    return value
+
+
+def parameters(path: str | Path, raw: dict[str, str] | list[tuple[str, str]]) -> dict[str, Any]:
+    """Check names against the notebook's parameters cell and convert values by type."""
+    known = notebook_parameters(path)
+    out = {}
+    for k, v in raw.items() if isinstance(raw, dict) else raw:
+        if k not in known:
+            raise ValueError(f"unknown parameter {k!r}; this report takes: {', '.join(known)}")
+        out[k] = coerce(k, v, known[k]) if isinstance(v, str) else v
+    return out
+
+
+@dataclass
+class ReportFiles:
+    html: Path
+    notebook: Path
+    summary: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def render(
+    name: str,
+    runs: str | Path = "runs",
+    out: str | Path = "reports",
+    params: dict[str, Any] | list[tuple[str, str]] | None = None,
+    *,
+    day: _date | None = None,
+    cwd: str | Path | None = None,
+) -> ReportFiles:
+    """Execute report ``name`` on ``runs`` and write, in ``out``: ``<day>-<name>.html`` (the
+    report, offline), ``<day>-<name>.ipynb`` (the executed notebook),
+    ``<day>-<name>.summary.json`` and a copy as ``summary.json``.
+
+    Raises :class:`evalkit.report.nbrun.ReportError` when a cell fails.
+    """
+    t0 = time.perf_counter()
+    nb_path = notebook_path(name)
+    stem_name = Path(name).stem if name.endswith(".ipynb") else name
+    outd = Path(out)
+    outd.mkdir(parents=True, exist_ok=True)
+    stem = f"{(day or _date.today()).isoformat()}-{stem_name}"
+    files = ReportFiles(outd / f"{stem}.html", outd / f"{stem}.ipynb", outd / "summary.json")
+    p = parameters(nb_path, params or {})
+    known = notebook_parameters(nb_path)
+    if "runs_dir" in known:
+        p["runs_dir"] = str(Path(runs).resolve())
+    own_summary = outd / f"{stem}.summary.json"
+    if "summary_path" in known:
+        p["summary_path"] = str(own_summary.resolve())
+    t1 = time.perf_counter()
+    nb = execute(nb_path, files.notebook, p, cwd=cwd or os.getcwd())
+    t2 = time.perf_counter()
+    title = f"evalkit {stem_name} report {stem[:10]}"
+    page = to_html(nb, title)
+    files.html.write_text(page, encoding="utf-8")
+    t3 = time.perf_counter()
+    if own_summary.exists():
+        shutil.copyfile(own_summary, files.summary)
+    ext = external_resources(page)
+    if ext:
+        files.warnings.append(
+            f"the report references {len(ext)} network resource(s): {', '.join(ext[:5])}"
+        )
+    n_bundle = page.count(BUNDLE_MARKER)
+    if n_bundle > 1:
+        files.warnings.append(f"the Vega bundle appears {n_bundle} times (expected once)")
+    files.seconds = {"prepare": t1 - t0, "execute": t2 - t1, "export": t3 - t2, "total": t3 - t0}
+    for w in files.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    return files

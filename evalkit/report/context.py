@@ -1,0 +1,194 @@
+"""What a report is about: the loaded runs, their order, and which two runs are compared.
+
+Defaults (nightly): the candidate is the newest run (latest trial start); the baseline is the
+most recent earlier run over the same tasks (same task set, else the most shared tasks).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+import evalkit
+from evalkit.load import Runs
+
+RUN_BY = ("auto", "label", "job")
+
+
+def optional(module: str, attr: str | None = None) -> Any:
+    """``evalkit.<module>`` (or one of its attributes) when this build has it, else None."""
+    try:
+        mod = importlib.import_module(f"evalkit.{module}")
+    except ImportError:
+        return None
+    return getattr(mod, attr, None) if attr else mod
+
+
+def known_sum(col: str) -> pl.Expr:
+    """Sum of the known values; null (not 0) when no value is known."""
+    return pl.when(pl.col(col).is_not_null().any()).then(pl.col(col).sum()).otherwise(None)
+
+
+@dataclass
+class Context:
+    """The data of one report. ``trials`` carries the ``run`` label the report uses."""
+
+    runs: Runs
+    source: str
+    run_by: str
+    order: list[str]
+    candidate: str | None
+    baseline: str | None
+    choice: str
+    params: dict[str, Any] = field(default_factory=dict)
+    load_s: float = 0.0
+    generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: results computed once per report (the comparison, ...)
+    cache: dict[str, Any] = field(default_factory=dict)
+    #: when set, sections only show these runs (see :meth:`narrow`)
+    only: list[str] | None = None
+
+    @property
+    def trials(self) -> pl.DataFrame:
+        t = self.runs.trials
+        return t.filter(pl.col("run").is_in(self.only)) if self.only is not None else t
+
+    def narrow(self, only_pair: bool) -> Context:
+        """This context restricted to the compared pair (A, B) when ``only_pair``."""
+        if not only_pair or self.pair is None:
+            return self
+        return replace(self, only=list(self.pair), order=list(self.pair))
+
+    @property
+    def pair(self) -> tuple[str, str] | None:
+        if self.candidate and self.baseline and self.candidate != self.baseline:
+            return self.baseline, self.candidate
+        return None
+
+
+def _load(path: str, run_by: str) -> Runs:
+    run = "job" if run_by == "job" else None
+    return evalkit.load(path, run=run, progress=False, trajectories=True)
+
+
+def run_order(trials: pl.DataFrame) -> list[str]:
+    """Run labels, oldest first, by each run's latest trial start (then by name)."""
+    if trials.height == 0:
+        return []
+    o = (
+        trials.group_by("run")
+        .agg(pl.col("started_at").max().alias("_s"))
+        .sort("_s", "run", nulls_last=False)
+    )
+    return [r for r in o["run"].to_list() if r is not None]
+
+
+def _tasks(trials: pl.DataFrame, run: str) -> set[str]:
+    return set(trials.filter(pl.col("run") == run)["task_name"].drop_nulls().to_list())
+
+
+def pick_baseline(trials: pl.DataFrame, order: list[str], candidate: str) -> tuple[str | None, str]:
+    """The run a candidate is compared with, and a sentence saying why."""
+    cand = _tasks(trials, candidate)
+    earlier = order[: order.index(candidate)] if candidate in order else []
+    later = [r for r in order if r != candidate and r not in earlier]
+    for pool, when in ((earlier, "earlier"), (later, "other")):
+        same = [r for r in pool if _tasks(trials, r) == cand and cand]
+        if same:
+            return same[-1], f"the most recent {when} run over the same {len(cand)} tasks"
+        scored = [(len(_tasks(trials, r) & cand), i, r) for i, r in enumerate(pool)]
+        scored = [s for s in scored if s[0] > 0]
+        if scored:
+            n, _, best = max(scored)
+            return best, f"the {when} run sharing the most tasks with it ({n} of {len(cand)})"
+    return None, "no other run shares a task with it"
+
+
+def _resolve(trials: pl.DataFrame, key: str) -> str | None:
+    runs = set(trials["run"].drop_nulls().to_list())
+    if key in runs:
+        return key
+    jobs = trials.filter(pl.col("job_name") == key)
+    if jobs.height:
+        return None  # a job name: the caller switches to one run per job
+    hits = sorted(r for r in runs if r.startswith(key))
+    return hits[0] if len(hits) == 1 else None
+
+
+def load_context(
+    runs_dir: str | Path,
+    candidate: str | None = None,
+    baseline: str | None = None,
+    run_by: str = "auto",
+    **params: Any,
+) -> Context:
+    """Load ``runs_dir`` and decide which runs are compared (see the module docstring).
+
+    ``run_by``: 'label' (evalkit's run labels: agent + model + dataset unless the data says
+    otherwise), 'job' (one run per job folder) or 'auto' (labels, unless they give fewer than
+    two runs while there are several jobs, or a candidate / baseline names a job).
+    """
+    if run_by not in RUN_BY:
+        raise ValueError(f"run_by must be one of {RUN_BY}, got {run_by!r}")
+    t0 = time.perf_counter()
+    src = str(runs_dir)
+    if not Path(src).exists():
+        raise FileNotFoundError(f"runs folder not found: {src}")
+    optional("patterns")  # registers the findings provider before anything reads runs.findings
+    mode = "job" if run_by == "job" else "label"
+    runs = _load(src, mode)
+    notes = []
+    if run_by == "auto":
+        t = runs.trials
+        named_jobs = [
+            k
+            for k in (candidate, baseline)
+            if k and _resolve(t, k) is None and t.filter(pl.col("job_name") == k).height
+        ]
+        if named_jobs or (t["run"].n_unique() < 2 <= runs.jobs.height):
+            runs, mode = _load(src, "job"), "job"
+            notes.append(
+                "one run per job folder (the run labels did not separate the jobs)"
+                if not named_jobs
+                else "one run per job folder (a job was named)"
+            )
+    trials = runs.trials
+    order = run_order(trials)
+
+    def resolve(key: str | None, what: str) -> str | None:
+        if key is None:
+            return None
+        hit = _resolve(trials, key)
+        if hit is None:
+            raise ValueError(f"{what} {key!r} is not a run here; runs: {', '.join(order)}")
+        return hit
+
+    cand = resolve(candidate, "candidate")
+    base = resolve(baseline, "baseline")
+    if cand is None and order:
+        cand = order[-1]
+        notes.append(f"candidate: the newest run ({cand})")
+    elif cand:
+        notes.append(f"candidate: {cand} (as asked)")
+    if base is None and cand:
+        base, why = pick_baseline(trials, order, cand)
+        notes.append(f"baseline: {why}" + (f" ({base})" if base else ""))
+    elif base:
+        notes.append(f"baseline: {base} (as asked)")
+    return Context(
+        runs=runs,
+        source=src,
+        run_by=mode,
+        order=order,
+        candidate=cand,
+        baseline=base,
+        choice="; ".join(notes),
+        params=dict(params),
+        load_s=time.perf_counter() - t0,
+    )

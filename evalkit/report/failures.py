@@ -1,0 +1,240 @@
+"""Report sections: per-task heatmap, failure taxonomy (error kinds, timeouts, anti-patterns),
+cost and efficiency."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from evalkit import charts
+from evalkit.charts._style import passed
+from evalkit.report import html as H
+from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.parts import Parts
+
+
+def heatmap(ctx: Context) -> Parts:
+    """Tasks x runs, share of attempts passed; hardest tasks first."""
+    if ctx.trials.height == 0:
+        return Parts([H.box("No trials.", "warn")])
+    return Parts([charts.task_heatmap(ctx.trials, order=ctx.order)])
+
+
+def exceptions_table(t: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+    """One row per (error kind, exception type): trials per run, tasks hit, an example."""
+    e = t.filter(pl.col("exception_type").is_not_null())
+    if e.height == 0:
+        return pl.DataFrame()
+    first = pl.col("exception_message").drop_nulls().first()
+    info = e.group_by("error_kind", "exception_type").agg(
+        pl.len().alias("_n"),
+        pl.col("task_name").n_unique().alias("tasks"),
+        first.str.split("\n").list.first().str.slice(0, 140).alias("example message"),
+    )
+    counts = (
+        e.group_by("error_kind", "exception_type", "run")
+        .len()
+        .pivot(on="run", index=["error_kind", "exception_type"], values="len")
+    )
+    runs = [r for r in order if r in counts.columns]
+    out = info.join(counts, on=["error_kind", "exception_type"], how="left").sort(
+        "_n", descending=True
+    )
+    return out.select(
+        pl.col("error_kind").alias("kind"),
+        pl.col("exception_type").alias("exception"),
+        *[pl.col(r).fill_null(0) for r in runs],
+        "tasks",
+        "example message",
+    )
+
+
+def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
+    """Outcomes and error kinds per run, the most frequent exceptions, anti-pattern rates."""
+    ctx = ctx.narrow(only_pair)
+    t = ctx.trials
+    out = Parts(
+        [charts.outcome_bars(t, order=ctx.order), charts.error_kind_bars(t, order=ctx.order)]
+    )
+    ex = exceptions_table(t, ctx.order)
+    if ex.height:
+        out.append(H.h(4, "Most frequent exceptions"))
+        out.append(H.table(ex, {r: "int" for r in ctx.order}, max_rows=25))
+        out.append(
+            H.note("Trials per run with each exception type (kind: Harbor's error-policy class).")
+        )
+    to = (
+        t.group_by("run")
+        .agg(
+            pl.len().alias("trials"),
+            (pl.col("outcome") == "timeout").sum().alias("timeouts"),
+            pl.col("exception_type")
+            .is_in(["AgentTimeoutError", "VerifierTimeoutError"])
+            .sum()
+            .alias("timeout exceptions"),
+            (pl.col("exception_type").str.contains("Timeout") & (passed() > 0))
+            .sum()
+            .alias("passed despite a timeout"),
+        )
+        .with_columns((pl.col("timeouts") / pl.col("trials")).alias("timeout rate"))
+    )
+    order = {r: i for i, r in enumerate(ctx.order)}
+    out.append(H.h(4, "Timeouts"))
+    out.append(
+        H.table(
+            to.sort(pl.col("run").replace_strict(order, default=len(order))),
+            {"timeout rate": "pct1"},
+        )
+    )
+    out.append(
+        H.note(
+            "'timeouts' counts trials whose outcome is timeout (no passing reward); "
+            "'passed despite a timeout' are trials whose verifier still gave a full reward."
+        )
+    )
+    out.extend(antipatterns(ctx))
+    return out
+
+
+def antipatterns(ctx: Context) -> Parts:
+    """Anti-pattern rates with CIs per run, and their change from baseline to candidate."""
+    patterns = optional("patterns")
+    out = Parts([H.h(4, "Anti-patterns")])
+    if patterns is None or not hasattr(patterns, "detector_rates"):
+        out.append(
+            H.not_available("Anti-pattern rates", "evalkit.patterns (detect, detector_rates)")
+        )
+        return out
+    conf = ctx.params.get("confidence", 0.95)
+    t = ctx.trials
+    try:
+        findings = ctx.runs.findings
+    except Exception as e:  # a broken detector is reported, not fatal
+        out.append(H.box(f"Anti-pattern detection failed: {type(e).__name__}: {e}", "warn"))
+        return out
+    if not t["has_trajectory"].fill_null(False).any():
+        out.append(
+            H.box("No trial has a trajectory: anti-patterns cannot be looked for.", "missing")
+        )
+        return out
+    r = patterns.detector_rates(findings, t, confidence=conf)
+    if r.height == 0 or findings.height == 0:
+        out.append(H.box("No detector fired on any trial with a trajectory.", "ok"))
+        return out
+    out.append(charts.antipattern_rates(r, order=ctx.order))
+    out.append(
+        H.note(
+            f"Share of trials with a trajectory where the detector fired at least once; "
+            f"interval: {r['ci_method'][0]} ({conf:.0%}). Detector rules: docs/patterns.md."
+        )
+    )
+    if ctx.pair:
+        a, b = ctx.pair
+        d = patterns.paired_rate_diff(findings, t, a, b, confidence=conf)
+        if d.height:
+            d = d.with_columns(
+                pl.format(
+                    "{} … {}", (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
+                ).alias("ci")
+            )
+            out.append(H.h(4, "Change from A (baseline) to B (candidate)"))
+            out.append(
+                H.table(
+                    d.select("detector", "n_tasks", "rate_a", "rate_b", "diff", "ci", "p_value"),
+                    {
+                        "rate_a": "pct1",
+                        "rate_b": "pct1",
+                        "diff": "pct1",
+                        "p_value": "float",
+                        "n_tasks": "int",
+                    },
+                    headers={
+                        "n_tasks": "tasks in both",
+                        "rate_a": "A",
+                        "rate_b": "B",
+                        "diff": "B − A",
+                        "ci": f"{conf:.0%} CI of B − A (pts)",
+                        "p_value": "p-value",
+                    },
+                )
+            )
+            out.append(H.note(f"Paired over the tasks both runs ran ({d['method'][0]})."))
+    return out
+
+
+def cost_efficiency(ctx: Context, only_pair: bool = False) -> Parts:
+    """Cost (or tokens, when no cost is recorded) against pass rate, time and turns."""
+    ctx = ctx.narrow(only_pair)
+    t = ctx.trials
+    out = Parts()
+    if t["cost_usd"].is_not_null().any():
+        out.append(charts.cost_vs_pass(t, order=ctx.order))
+    else:
+        out.append(
+            H.box(
+                "No trial recorded a cost (Harbor writes cost_usd only when the agent "
+                "reports it): tokens are used instead. Unknown cost is never counted as $0.",
+                "missing",
+            )
+        )
+        out.append(
+            charts.cost_vs_pass(
+                t,
+                cost="n_input_tokens",
+                cost_title="mean input tokens per trial",
+                cost_format=",.0f",
+                order=ctx.order,
+                title="Input tokens vs pass rate",
+            )
+        )
+    e = (
+        t.group_by("run")
+        .agg(
+            passed().sum().alias("passes"),
+            known_sum("cost_usd").alias("cost"),
+            pl.col("cost_usd").is_not_null().all().alias("_all_priced"),
+            known_sum("n_input_tokens").alias("tokens_in"),
+            known_sum("n_output_tokens").alias("tokens_out"),
+            pl.col("duration_s").sum().alias("compute"),
+        )
+        .with_columns(
+            pl.when(pl.col("_all_priced") & (pl.col("passes") > 0))
+            .then(pl.col("cost") / pl.col("passes"))
+            .alias("cost per pass"),
+            pl.when(pl.col("passes") > 0)
+            .then(pl.col("tokens_in") / pl.col("passes"))
+            .alias("input tokens per pass"),
+            pl.when(pl.col("passes") > 0)
+            .then(pl.col("compute") / pl.col("passes"))
+            .alias("compute per pass"),
+        )
+        .drop("_all_priced")
+    )
+    order = {r: i for i, r in enumerate(ctx.order)}
+    e = e.sort(pl.col("run").replace_strict(order, default=len(order)))
+    out.append(
+        H.table(
+            e.rename({"tokens_in": "input tokens", "tokens_out": "output tokens"}),
+            {
+                "cost": "usd",
+                "cost per pass": "usd",
+                "input tokens": "tok",
+                "output tokens": "tok",
+                "input tokens per pass": "tok",
+                "compute": "dur",
+                "compute per pass": "dur",
+                "passes": "int",
+            },
+        )
+    )
+    out.append(
+        H.note(
+            "Cost per pass is shown only when every trial of the run has a recorded cost. "
+            "Compute is the sum of trial wall times (parallel trials unrolled)."
+        )
+    )
+    out.append(charts.duration_dist(t, order=ctx.order))
+    if t["n_turns"].is_not_null().any() or t["n_steps"].is_not_null().any():
+        out.append(charts.turns_dist(t, order=ctx.order))
+    else:
+        out.append(H.box("No trajectories: turns per trial are unknown.", "missing"))
+    return out

@@ -1,0 +1,347 @@
+"""Report sections about what was loaded: header, runs table, data quality."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import polars as pl
+
+from evalkit import charts
+from evalkit.charts._style import passed
+from evalkit.report import html as H
+from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.parts import Parts
+
+FRESH_H = 36.0
+
+
+def _age(now: datetime, then: datetime | None) -> str:
+    if then is None:
+        return "unknown"
+    h = (now - then).total_seconds() / 3600
+    return f"{h:.1f} hours" if h < 48 else f"{h / 24:.1f} days"
+
+
+def header(ctx: Context) -> Parts:
+    """What was loaded, from where, how fresh it is, load errors, and the runs compared."""
+    jobs, t, errs = ctx.runs.jobs, ctx.trials, ctx.runs.load_errors
+    states = ", ".join(
+        f"{n} {s}" for s, n in jobs.group_by("state").len().sort("state").iter_rows()
+    )
+    last = t["finished_at"].max() if t.height else None
+    first = t["started_at"].min() if t.height else None
+    out = Parts()
+    out.append(
+        H.kv(
+            [
+                ("runs folder", ctx.source),
+                ("jobs", f"{jobs.height} ({states or 'none'})"),
+                (
+                    "trials",
+                    f"{t.height} in {len(ctx.order)} run(s), {t['task_name'].n_unique() if t.height else 0} tasks",
+                ),
+                (
+                    "runs are",
+                    "one per job folder"
+                    if ctx.run_by == "job"
+                    else "evalkit run labels (agent, model, dataset)",
+                ),
+                ("trials span", f"{H.fmt(first)} → {H.fmt(last)}" if first else "–"),
+                (
+                    "newest trial finished",
+                    f"{H.fmt(last)} ({_age(ctx.generated_at, last)} before this report)"
+                    if last
+                    else "–",
+                ),
+                ("report generated", H.fmt(ctx.generated_at)),
+                ("load time", f"{ctx.load_s:.1f} s (including trajectories)"),
+            ]
+        )
+    )
+    if last and (ctx.generated_at - last).total_seconds() > FRESH_H * 3600:
+        out.append(
+            H.box(
+                f"The newest trial finished {_age(ctx.generated_at, last)} before this "
+                "report: if this is a nightly report, check that the runs are still being produced.",
+                "warn",
+            )
+        )
+    jt = jobs.select(
+        "job_name",
+        "run",
+        "state",
+        pl.col("n_trials_found").alias("trials found"),
+        pl.col("n_trials_declared").alias("declared"),
+        "started_at",
+        "finished_at",
+    ).sort("started_at", nulls_last=True)
+    out.append(
+        H.details(
+            f"Jobs ({jobs.height})",
+            H.table(
+                jt, headers={"job_name": "job", "started_at": "started", "finished_at": "finished"}
+            ),
+            open_=jobs.height <= 8,
+        )
+    )
+    if errs.height:
+        out.append(
+            H.box(
+                f"{errs.height} load error(s): files that could not be read fully. Their "
+                "trials still count (as 'incomplete' when no result was usable).",
+                "warn",
+            )
+        )
+        et = errs.group_by("level", "error_type").agg(
+            pl.len().alias("count"), pl.col("message").first().alias("example")
+        )
+        out.append(H.table(et.sort("count", descending=True), {"count": "int"}))
+        out.append(
+            H.details(
+                "Every load error",
+                H.table(errs.select("path", "level", "error_type", "message"), max_rows=100),
+            )
+        )
+    else:
+        out.append(H.box("No load errors: every file found was read.", "ok"))
+    if ctx.pair:
+        pair = f"A (baseline) = {ctx.baseline}; B (candidate) = {ctx.candidate}."
+        out.append(H.box(f"Compared below: {pair}", "ok"))
+        out.append(H.note(f"Why these two: {ctx.choice}."))
+    elif ctx.candidate:
+        out.append(
+            H.box(
+                f"Only one run to look at ({ctx.candidate}): the comparison sections are empty. ({ctx.choice}.)",
+                "warn",
+            )
+        )
+    return out
+
+
+def _error_kinds(t: pl.DataFrame) -> pl.DataFrame:
+    return (
+        t.filter(pl.col("error_kind") != "none")
+        .group_by("run", "error_kind")
+        .len()
+        .sort("len", descending=True)
+        .group_by("run", maintain_order=True)
+        .agg(pl.format("{} {}", "error_kind", "len").str.join(", ").alias("errors"))
+    )
+
+
+def runs_frame(ctx: Context) -> pl.DataFrame:
+    """One row per run with the headline numbers (the runs table of the nightly report)."""
+    t = ctx.trials
+    per_task = t.group_by("run", "task_name").agg(pl.len().alias("k"))
+    att = per_task.group_by("run").agg(
+        pl.col("k").min().alias("k_min"), pl.col("k").max().alias("k_max")
+    )
+    base = (
+        t.group_by("run")
+        .agg(
+            pl.col("job_name").n_unique().alias("jobs"),
+            pl.col("task_name").n_unique().alias("tasks"),
+            pl.len().alias("trials"),
+            passed().mean().alias("pass_rate"),
+            pl.col("reward").fill_null(0.0).mean().alias("mean_reward"),
+            known_sum("cost_usd").alias("cost"),
+            pl.col("cost_usd").is_not_null().sum().alias("priced"),
+            known_sum("n_input_tokens").alias("tokens_in"),
+            known_sum("n_output_tokens").alias("tokens_out"),
+            pl.col("duration_s").median().alias("median_duration"),
+            (pl.col("outcome") == "timeout").sum().alias("timeouts"),
+        )
+        .join(att, on="run", how="left")
+        .join(_error_kinds(t), on="run", how="left")
+    )
+    stats = optional("stats")
+    if stats is not None and hasattr(stats, "summarize"):
+        s = stats.summarize(t, by="run", confidence=ctx.params.get("confidence", 0.95))
+        base = base.drop("pass_rate").join(
+            s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
+        )
+        k = base["k_min"].min() or 1
+        base = base.join(_pass_at_k(stats, t, int(k)), on="run", how="left")
+    order = {r: i for i, r in enumerate(ctx.order)}
+    return (
+        base.with_columns(pl.col("run").replace_strict(order, default=len(order)).alias("_o"))
+        .sort("_o")
+        .drop("_o")
+    )
+
+
+def _pass_at_k(stats, t: pl.DataFrame, k: int) -> pl.DataFrame:
+    per = t.group_by("run", "task_name").agg(
+        pl.len().alias("n"), passed().sum().cast(pl.Int64).alias("c")
+    )
+    rows = []
+    for run, g in per.group_by("run"):
+        g = g.filter(pl.col("n") >= k)
+        if g.height:
+            pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+            ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+            rows.append(
+                {
+                    "run": run[0],
+                    "pass_at_k": sum(pk) / len(pk),
+                    "pass_hat_k": sum(ph) / len(ph),
+                    "k": k,
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={"run": pl.String, "pass_at_k": pl.Float64, "pass_hat_k": pl.Float64, "k": pl.Int64},
+    )
+
+
+def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
+    """The runs table: pass rate with CI, reward, attempts, pass@k, cost, tokens, time, errors;
+    then the pass-rate and pass@k charts."""
+    ctx = ctx.narrow(only_pair)
+    f = runs_frame(ctx)
+    out = Parts()
+    if f.height == 0:
+        out.append(H.box("No trials were found.", "warn"))
+        return out
+    has_ci = "ci_low" in f.columns
+    f = f.with_columns(
+        pl.format("{}–{}", "k_min", "k_max").alias("attempts per task"),
+        pl.when(pl.col("priced") == 0).then(None).otherwise(pl.col("cost")).alias("cost"),
+        pl.format("{}/{}", "priced", "trials").alias("trials priced"),
+    )
+    cols = ["run", "jobs", "tasks", "trials", "attempts per task", "pass_rate"]
+    kinds = {
+        "pass_rate": "pct1",
+        "mean_reward": "float",
+        "cost": "usd",
+        "tokens_in": "tok",
+        "tokens_out": "tok",
+        "median_duration": "dur",
+        "ci": "",
+        "pass_at_k": "pct1",
+        "pass_hat_k": "pct1",
+    }
+    if has_ci:
+        f = f.with_columns(
+            pl.format(
+                "{}–{}", (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
+            ).alias("ci")
+        )
+        cols += ["ci"]
+    cols += ["mean_reward"]
+    k = None
+    if "pass_at_k" in f.columns:
+        k = f["k"].drop_nulls().max()
+        cols += ["pass_at_k", "pass_hat_k"]
+    cols += [
+        "cost",
+        "trials priced",
+        "tokens_in",
+        "tokens_out",
+        "median_duration",
+        "timeouts",
+        "errors",
+    ]
+    heads = {
+        "pass_rate": "pass rate",
+        "mean_reward": "mean reward",
+        "ci": f"{ctx.params.get('confidence', 0.95):.0%} CI (%)",
+        "pass_at_k": f"pass@{k}",
+        "pass_hat_k": f"pass^{k}",
+        "tokens_in": "tokens in",
+        "tokens_out": "tokens out",
+        "median_duration": "median trial time",
+        "errors": "error kinds",
+    }
+    out.append(H.table(f.select(cols), kinds, headers=heads))
+    if has_ci:
+        out.append(
+            H.note(
+                f"CI method: {f['ci_method'][0]}. pass@{k} / pass^{k}: unbiased estimates over tasks with at least {k} attempts."
+            )
+        )
+        conf = ctx.params.get("confidence", 0.95)
+        out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
+        out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
+    else:
+        out.append(
+            H.not_available(
+                "Confidence intervals and pass@k", "evalkit.stats (summarize, pass_at_k)"
+            )
+        )
+    return out
+
+
+def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
+    """Evidence completeness, token / cost mismatches, unknown cost, incomplete trials."""
+    ctx = ctx.narrow(only_pair)
+    t = ctx.trials
+    jobs = ctx.runs.jobs.filter(
+        pl.col("job_id").is_in(t["job_id"].unique().to_list()) | pl.lit(ctx.only is None)
+    )
+    q = t.group_by("run").agg(
+        pl.len().alias("trials"),
+        pl.col("evidence_complete").fill_null(False).mean().alias("evidence complete"),
+        pl.col("has_trajectory").fill_null(False).mean().alias("trajectory"),
+        pl.col("has_reward_file").fill_null(False).mean().alias("reward file"),
+        pl.col("has_verifier_output").fill_null(False).mean().alias("verifier output"),
+        pl.col("has_artifacts_manifest").fill_null(False).mean().alias("artifacts manifest"),
+        pl.col("metrics_mismatch").is_not_null().sum().alias("token/cost mismatches"),
+        pl.col("cost_usd").is_null().sum().alias("cost unknown"),
+        pl.col("n_input_tokens").is_null().sum().alias("tokens unknown"),
+        (pl.col("outcome") == "incomplete").sum().alias("incomplete"),
+        (pl.col("outcome") == "no-reward").sum().alias("no reward"),
+    )
+    order = {r: i for i, r in enumerate(ctx.order)}
+    q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
+    pct = {
+        c: "pct"
+        for c in (
+            "evidence complete",
+            "trajectory",
+            "reward file",
+            "verifier output",
+            "artifacts manifest",
+        )
+    }
+    out = Parts([H.table(q, pct)])
+    mism = t.filter(pl.col("metrics_mismatch").is_not_null())
+    if mism.height:
+        out.append(
+            H.details(
+                f"Trials whose trajectory totals disagree with result.json ({mism.height})",
+                H.table(
+                    mism.select("run", "task_name", "trial_name", "metrics_mismatch"), max_rows=50
+                ),
+            )
+        )
+    inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
+    if inc.height:
+        out.append(
+            H.details(
+                f"Incomplete or unrewarded trials ({inc.height})",
+                H.table(
+                    inc.select("run", "task_name", "trial_name", "outcome", "exception_type"),
+                    max_rows=50,
+                ),
+            )
+        )
+    short = jobs.filter(
+        pl.col("n_trials_declared").is_not_null()
+        & (pl.col("n_trials_declared") != pl.col("n_trials_found"))
+    )
+    if short.height:
+        out.append(
+            H.box(
+                f"{short.height} job(s) declare a different number of trials than found on disk "
+                "(a partial copy, or a job still running):",
+                "warn",
+            )
+        )
+        out.append(
+            H.table(
+                short.select("job_name", "state", "n_trials_declared", "n_trials_found"),
+                headers={"n_trials_declared": "declared", "n_trials_found": "found"},
+            )
+        )
+    return out

@@ -1,0 +1,40 @@
+"""What a report section returns: an ordered list of HTML fragments and Altair charts that
+displays itself in a notebook (``_ipython_display_``) and can be inspected in tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.report.html import wrap
+
+
+class Parts(list):
+    """HTML strings (already escaped) and charts, shown in order."""
+
+    def html(self) -> str:
+        """The HTML fragments only (charts appear as placeholders): for tests and logs."""
+        return wrap(p if isinstance(p, str) else f"<!-- chart: {_title(p)} -->" for p in self)
+
+    def charts(self) -> list[Any]:
+        return [p for p in self if not isinstance(p, str)]
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        buf: list[str] = []
+        for p in self:
+            if isinstance(p, str):
+                buf.append(p)
+                continue
+            if buf:
+                display({"text/html": wrap(buf)}, raw=True)
+                buf = []
+            display(p)
+        if buf:
+            display({"text/html": wrap(buf)}, raw=True)
+
+
+def _title(chart: Any) -> str:
+    t = getattr(chart, "title", None)
+    t = getattr(t, "text", t)
+    return str(t) if isinstance(t, str) else type(chart).__name__

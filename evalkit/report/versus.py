@@ -1,0 +1,308 @@
+"""Report sections comparing the baseline (A) with the candidate (B): gate verdicts, paired
+statistics, transitions, tasks broken and fixed with their evidence, config diff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from evalkit import charts
+from evalkit.report import html as H
+from evalkit.report.context import Context, optional
+from evalkit.report.parts import Parts
+
+TONE = {
+    "Ship it": "good",
+    "Hold: not enough evidence": "hold",
+    "Don't ship": "bad",
+    "merge": "good",
+    "flag": "hold",
+    "revert": "bad",
+}
+#: Evidence bundles inlined per list (broken / fixed); the rest are only named.
+MAX_BUNDLES = 12
+
+
+def comparison(ctx: Context) -> Any | None:
+    """``evalkit.compare.compare`` of baseline vs candidate (cached on the context), or None
+    when there is no pair or evalkit.compare is not in this build."""
+    if ctx.pair is None:
+        return None
+    if "comparison" not in ctx.cache:
+        fn = optional("compare", "compare")
+        if fn is None:
+            ctx.cache["comparison"] = None
+        else:
+            a, b = ctx.pair
+            p = ctx.params
+            ctx.cache["comparison"] = fn(
+                ctx.runs,
+                a,
+                b,
+                lam=p.get("gate_lambda", 2.0),
+                alpha=p.get("gate_alpha", 0.05),
+                tau=p.get("gate_tau", 0.10),
+                confidence=p.get("confidence", 0.95),
+            )
+    return ctx.cache["comparison"]
+
+
+def _no_pair(ctx: Context) -> Parts | None:
+    if ctx.pair is None:
+        return Parts([H.box("There is no second run over the same tasks to compare with.", "warn")])
+    if optional("compare", "compare") is None:
+        return Parts([H.not_available("Run comparison and gates", "evalkit.compare")])
+    return None
+
+
+def _pct_pts(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:+.1f} pts"
+
+
+def gate(ctx: Context) -> Parts:
+    """Gate verdicts with their reasons, the paired statistics and the side-by-side summary."""
+    miss = _no_pair(ctx)
+    if miss:
+        return miss
+    cmp = comparison(ctx)
+    g, guard = cmp.gate(), cmp.regression_guard()
+    out = Parts()
+    out.append(
+        f'<div id="evalkit-gate" class="ek-gate"><p>{H.verdict("Ship gate: " + g.verdict, TONE.get(g.verdict, "hold"))}'
+        f"{H.verdict('Regression guard: ' + guard.decision, TONE.get(guard.decision, 'hold'))}</p></div>"
+    )
+    reasons = [f"Ship gate — {r}" for r in g.reasons] + [
+        f"Regression guard — {r}" for r in guard.reasons
+    ]
+    out.append("<ul>" + "".join(f"<li>{H.esc(r)}</li>" for r in reasons) + "</ul>")
+    out.append(
+        H.note(
+            f"Ship gate (SAGE): wins = tasks fixed ({g.wins}), losses = tasks broken ({g.losses}), "
+            f"A solved {g.a_solved} of {g.n_tasks} comparable tasks; net = wins − λ·losses = {g.net:g} (λ = {g.lam:g}); "
+            f"one-sided binomial p = {g.p_value:.3g} (needs < α = {g.alpha:g}); breaks / A-solved = {g.rho:.1%} (cap τ = {g.tau:.0%}). "
+            + (
+                f"Shipping would need at least {g.min_wins_to_ship} wins with these losses."
+                if g.min_wins_to_ship is not None
+                else ""
+            )
+        )
+    )
+    out.append(H.note(f"Regression guard (trainerd): {guard.line()}."))
+    n_cmp = len(cmp.paired_tasks)
+    if n_cmp == 0:
+        reasons = sorted(set(cmp.not_comparable.values()))
+        out.append(
+            H.box(
+                f"A and B have no comparable task, so there are no paired figures. "
+                f"Reasons: {'; '.join(reasons) or 'no shared task'}.",
+                "warn",
+            )
+        )
+        return out
+    try:
+        st, ps = cmp.stats, cmp.pass_stats
+        if st is None or ps is None:
+            raise RuntimeError("no paired statistics for these runs")
+        rows = [
+            {
+                "measure": "mean reward",
+                "A": st.mean_a,
+                "B": st.mean_b,
+                "B − A": st.diff,
+                "ci": f"{st.ci_low:+.3f} … {st.ci_high:+.3f}",
+                "p": st.p_value,
+                "method": st.method,
+            },
+            {
+                "measure": "pass rate",
+                "A": ps.mean_a,
+                "B": ps.mean_b,
+                "B − A": ps.diff,
+                "ci": f"{100 * ps.ci_low:+.1f} … {100 * ps.ci_high:+.1f} pts",
+                "p": ps.p_value,
+                "method": ps.method,
+            },
+        ]
+        conf = ctx.params.get("confidence", 0.95)
+        out.append(
+            H.table(
+                pl.DataFrame(rows),
+                {"A": "float", "B": "float", "B − A": "float", "p": ""},
+                headers={"ci": f"{conf:.0%} CI of B − A", "p": "p-value"},
+            )
+        )
+        out.append(
+            H.note(
+                f"Paired over the {st.n_tasks} tasks both runs have (clustered by task: attempts of one task are not independent)."
+            )
+        )
+    except RuntimeError as e:
+        out.append(H.not_available("Paired statistics", f"evalkit.stats.paired ({e})"))
+    s = cmp.side_summary(paired=True)
+    keys = [
+        ("n_tasks", "tasks", "int"),
+        ("n_trials", "attempts", "int"),
+        ("pass_rate", "pass rate", "pct1"),
+        ("mean_reward", "mean reward", "float"),
+        ("timeout_rate", "timeout rate", "pct1"),
+        ("evidence_rate", "evidence complete", "pct1"),
+        ("cost_per_attempt", "cost per attempt", "usd"),
+        ("cost_per_pass", "cost per pass", "usd"),
+        ("tokens", "tokens per attempt", "tok"),
+        ("duration_s", "time per attempt", "dur"),
+        ("turns", "turns per attempt", "float"),
+    ]
+    rows = []
+    for k, label, kind in keys:
+        a, b = s["a"].get(k), s["b"].get(k)
+        d = None if a is None or b is None else b - a
+        dtxt = (
+            _pct_pts(d)
+            if kind == "pct1"
+            else (
+                H.fmt(d, kind)
+                if d is None or kind != "usd"
+                else f"{'+' if d >= 0 else '−'}${abs(d):.4f}"
+            )
+        )
+        rows.append(
+            {
+                "": label,
+                "A (baseline)": H.fmt(a, kind),
+                "B (candidate)": H.fmt(b, kind),
+                "B − A": dtxt,
+            }
+        )
+    out.append(H.table(pl.DataFrame(rows)))
+    out.append(
+        H.note(
+            "Over the comparable tasks; rates are per task then averaged over tasks. Unknown cost stays unknown (–)."
+        )
+    )
+    return out
+
+
+def transitions(ctx: Context) -> Parts:
+    """Outcome transitions (modal outcome per task) and the per-task A-vs-B scatter."""
+    miss = _no_pair(ctx)
+    if miss:
+        return miss
+    cmp = comparison(ctx)
+    a, b = ctx.pair
+    out = Parts(
+        [
+            charts.transitions_chart(
+                cmp.transitions, "outcome_a", "outcome_b", "n", a_label=a, b_label=b
+            ),
+            charts.ab_scatter(ctx.trials, a, b, tasks=cmp.tasks),
+        ]
+    )
+    counts = {k: len(v) for k, v in cmp.buckets.items()}
+    out.append(
+        H.note(
+            f"Per task (strict majority of attempts when there are several): both pass {counts['both_pass']}, "
+            f"both fail {counts['both_not_pass']}, fixed (A fails, B passes) {counts['only_b']}, "
+            f"broken (A passes, B fails) {counts['only_a']}. Only in A: {len(cmp.only_in_a)}; only in B: {len(cmp.only_in_b)}."
+        )
+    )
+    nc = cmp.not_comparable
+    if nc:
+        out.append(
+            H.details(
+                f"Tasks left out of the paired figures ({len(nc)})",
+                H.table(pl.DataFrame({"task": list(nc), "reason": list(nc.values())})),
+            )
+        )
+    return out
+
+
+def _markdown(text: str) -> str:
+    try:
+        import mistune
+
+        md = mistune.create_markdown(escape=True, plugins=["table"])
+        return f'<div class="ek-md">{md(text)}</div>'
+    except Exception:
+        return H.pre(text)
+
+
+def tasks_changed(ctx: Context) -> Parts:
+    """Tasks broken and fixed, each with its evidence bundle (attempts, failing assertions,
+    verifier output, condensed trajectories, first divergence, findings) inlined."""
+    miss = _no_pair(ctx)
+    if miss:
+        return miss
+    cmp = comparison(ctx)
+    bundle = optional("compare", "evidence_bundle") or getattr(
+        optional("compare.bundle"), "evidence_bundle", None
+    )
+    a, b = ctx.pair
+    t = cmp.tasks
+    out = Parts()
+    for name, tasks in (
+        ("Broken: A passed, B does not", cmp.broken),
+        ("Fixed: A did not pass, B does", cmp.fixed),
+    ):
+        out.append(H.h(4, f"{name} ({len(tasks)})"))
+        if not tasks:
+            out.append(H.note("None."))
+            continue
+        rows = t.filter(pl.col("task_name").is_in(tasks)).select(
+            "task_name", "outcomes_a", "outcomes_b", "pass_rate_a", "pass_rate_b", "d_reward"
+        )
+        out.append(
+            H.table(
+                rows,
+                {"pass_rate_a": "pct", "pass_rate_b": "pct", "d_reward": "float"},
+                headers={
+                    "task_name": "task",
+                    "outcomes_a": "A attempts",
+                    "outcomes_b": "B attempts",
+                    "pass_rate_a": "A pass",
+                    "pass_rate_b": "B pass",
+                    "d_reward": "reward B − A",
+                },
+            )
+        )
+        if bundle is None:
+            out.append(H.not_available("Evidence bundles", "evalkit.compare.evidence_bundle"))
+            continue
+        for task in tasks[:MAX_BUNDLES]:
+            try:
+                body = _markdown(bundle(ctx.runs, a, b, task))
+            except Exception as e:
+                body = H.box(f"Evidence bundle failed: {type(e).__name__}: {e}", "warn")
+            out.append(H.details(f"Evidence: {task}", body))
+        if len(tasks) > MAX_BUNDLES:
+            out.append(
+                H.note(
+                    f"{len(tasks) - MAX_BUNDLES} more: `evalkit compare A B -v` or "
+                    "evalkit.compare.evidence_bundle(runs, A, B, task) shows them."
+                )
+            )
+    return out
+
+
+def config_diff(ctx: Context) -> Parts:
+    """What changed between the two runs' Harbor configs (Lime's one-variable rule)."""
+    miss = _no_pair(ctx)
+    if miss:
+        return miss
+    try:
+        d = comparison(ctx).config_diff()
+    except (ValueError, AttributeError) as e:
+        return Parts([H.box(f"Config diff not available: {e}", "warn")])
+    out = Parts([H.p(str(d.verdict))])
+    if d.rows.height:
+        cols = [c for c in ("key", "variable", "a", "b") if c in d.rows.columns]
+        out.append(
+            H.table(
+                d.rows.select(cols),
+                headers={"a": "A (baseline)", "b": "B (candidate)"},
+                max_rows=80,
+            )
+        )
+    for n in d.notes:
+        out.append(H.note(n))
+    return out

@@ -1,0 +1,110 @@
+"""Report sections without a kernel: which runs are compared, what each section shows,
+escaping, the 'not available yet' fallback, summary.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from evalkit import report
+from evalkit.report import failures as failures_mod
+from evalkit.report import overview, versus
+
+SECTIONS = ("header", "runs_table", "gate", "transitions", "tasks_changed", "config_diff",
+            "heatmap", "taxonomy", "cost_efficiency", "data_quality")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ctx(nightly_runs: Path) -> report.Context:
+    return report.load_context(nightly_runs)
+
+
+def test_defaults_pick_newest_and_previous_night(ctx: report.Context) -> None:
+    assert ctx.run_by == "job"  # one run label for all nights -> one run per job
+    assert ctx.order == ["nightly-2026-06-01", "nightly-2026-06-02", "nightly-2026-06-03"]
+    assert (ctx.baseline, ctx.candidate) == ("nightly-2026-06-02", "nightly-2026-06-03")
+    assert "newest" in ctx.choice and "earlier" in ctx.choice
+
+
+def test_explicit_runs_and_errors(nightly_runs: Path) -> None:
+    c = report.load_context(
+        nightly_runs, candidate="nightly-2026-06-02", baseline="nightly-2026-06-01"
+    )
+    assert c.pair == ("nightly-2026-06-01", "nightly-2026-06-02")
+    with pytest.raises(ValueError, match="not a run"):
+        report.load_context(nightly_runs, candidate="no-such-run", run_by="job")
+
+
+def test_pick_baseline_prefers_same_tasks() -> None:
+    t = pl.DataFrame({
+        "run": ["old", "old", "mid", "new", "new"],
+        "task_name": ["a", "b", "a", "a", "b"],
+    })  # fmt: skip
+    base, why = report.pick_baseline(t, ["old", "mid", "new"], "new")
+    assert base == "old" and "same 2 tasks" in why
+    base, why = report.pick_baseline(t.filter(pl.col("run") != "old"), ["mid", "new"], "new")
+    assert base == "mid" and "sharing the most" in why
+
+
+def test_every_section_renders_and_escapes(ctx: report.Context) -> None:
+    html = ""
+    for name in SECTIONS:
+        parts = getattr(report, name)(ctx)
+        assert isinstance(parts, report.Parts), name
+        html += parts.html()
+        for ch in parts.charts():
+            json.dumps(ch.to_dict())
+    assert 'id="evalkit-gate"' in html
+    assert "Ship gate" in html and "Regression guard" in html
+    assert "<script>alert(1)</script>" not in html
+    assert "not available yet" not in html  # every dependency is in this build
+
+
+def test_runs_table_has_ci_and_pass_at_k(ctx: report.Context) -> None:
+    f = report.runs_frame(ctx)
+    assert f["run"].to_list() == ctx.order
+    assert {"ci_low", "ci_high", "pass_at_k", "pass_hat_k"} <= set(f.columns)
+    assert (f["ci_low"] <= f["pass_rate"]).all() and (f["pass_rate"] <= f["ci_high"]).all()
+    assert f["cost"].min() > 0  # every generated trial has a recorded cost
+
+
+def test_sections_say_plainly_when_a_dependency_is_missing(
+    ctx: report.Context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for mod in (overview, versus, failures_mod):
+        monkeypatch.setattr(mod, "optional", lambda *a, **k: None)
+    fresh = report.load_context(ctx.source)
+    fresh.cache.clear()
+    html = (
+        report.runs_table(fresh).html() + report.gate(fresh).html() + report.taxonomy(fresh).html()
+    )
+    assert html.count("not available yet") >= 3
+    assert "CI (%)" not in html  # no interval column without evalkit.stats
+
+
+def test_summary_is_compare_json_plus_report(ctx: report.Context, tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    s = report.write_summary(ctx, p)
+    assert json.loads(p.read_text()) == s
+    for key in (
+        "meanRewardDelta",
+        "timeoutRateDelta",
+        "evidenceCompletenessDelta",
+        "costPerPassDelta",
+        "decision",
+    ):
+        assert key in s
+    assert s["report"]["candidate"] == ctx.candidate and len(s["report"]["runs"]) == 3
+
+
+def test_one_run_only(tmp_path: Path, nightly_runs: Path) -> None:
+    import shutil
+
+    shutil.copytree(nightly_runs / "nightly-2026-06-01", tmp_path / "only")
+    c = report.load_context(tmp_path)
+    assert c.pair is None
+    assert "no second run" in report.gate(c).html()
+    assert report.summary(c)["decision"] is None

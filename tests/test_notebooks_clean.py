@@ -1,0 +1,42 @@
+"""notebooks/*.ipynb are committed clean: no outputs, no execution counts, a cell tagged
+``parameters``, the python3 kernelspec, and only thin calls into evalkit (logic lives in the
+package, not in notebook cells)."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+#: Longest code cell allowed (lines): notebooks call evalkit, they do not compute.
+MAX_CELL_LINES = 14
+
+
+def test_the_three_notebooks_exist() -> None:
+    assert {p.stem for p in NOTEBOOKS} >= {"nightly", "compare", "explore"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_clean(path: Path) -> None:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    for c in code:
+        src = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        assert c.get("outputs") == [], (
+            f"{path.name}: a cell has outputs (clear them before committing)"
+        )
+        assert c.get("execution_count") is None, f"{path.name}: a cell has an execution count"
+        assert len(src.splitlines()) <= MAX_CELL_LINES, (
+            f"{path.name}: a code cell is long; move logic into evalkit"
+        )
+        ast.parse(src)
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
+    assert "papermill" not in nb["metadata"], f"{path.name}: papermill metadata (an executed copy?)"
+    assert any(c["cell_type"] == "markdown" for c in nb["cells"]), (
+        f"{path.name}: explain the sections"
+    )
