@@ -13,12 +13,8 @@ Public surface (see docs/statistics.md):
 Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out docs/coverage.md``).
 """
 
-from evalkit.stats.intervals import (
-    ESTIMANDS,
-    clustered_mean_ci,
-    clustered_proportion_ci,
-    proportion_ci,
-)
+from evalkit.stats.intervals import ESTIMANDS, clustered_proportion_ci, proportion_ci
+from evalkit.stats.means import clustered_mean_ci
 from evalkit.stats.paired import PairedResult, paired
 from evalkit.stats.passk import pass_at_k, pass_hat_k, pass_k_curve
 from evalkit.stats.power import (

@@ -5,8 +5,8 @@ Two layers:
 * :func:`proportion_ci` — one binomial proportion from (successes, trials). Wilson score,
   Clopper-Pearson (exact), Jeffreys (with the usual boundary fix) and the exact mid-p interval.
   Counts may be non-integer "effective" counts, which is how the clustered intervals reuse them.
-* :func:`clustered_proportion_ci` / :func:`clustered_mean_ci` — a pooled rate or mean over
-  tasks that each have one or more attempts. They work on arrays shaped ``(..., n_tasks)`` and
+* :func:`clustered_proportion_ci` (and :func:`evalkit.stats.means.clustered_mean_ci`) — a
+  pooled rate or mean over tasks that each have one or more attempts. They work on arrays shaped ``(..., n_tasks)`` and
   reduce the last axis, so the coverage simulation (:mod:`evalkit.stats.simulate`) runs the very
   same code, vectorised over replications, that :func:`evalkit.stats.summarize` runs per group.
 
@@ -26,13 +26,13 @@ from typing import Literal
 import numpy as np
 from scipy import special, stats
 
-from evalkit.stats.significance import task_indices
+from evalkit.stats.significance import cluster_bootstrap_ratio_ci
 
 __all__ = [
     "ESTIMANDS",
     "FEW_TASKS",
     "IntervalArrays",
-    "clustered_mean_ci",
+    "check_confidence",
     "clustered_proportion_ci",
     "normalize_estimand",
     "proportion_ci",
@@ -75,11 +75,11 @@ def normalize_estimand(estimand: str) -> Estimand:
 
 def z_value(confidence: float) -> float:
     """Two-sided normal quantile for ``confidence`` (1.959964 for 0.95)."""
-    _check_confidence(confidence)
+    check_confidence(confidence)
     return float(stats.norm.ppf(0.5 + confidence / 2.0))
 
 
-def _check_confidence(confidence: float) -> None:
+def check_confidence(confidence: float) -> None:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
@@ -116,7 +116,7 @@ def proportion_ci(
     high)`` arrays (0-d arrays for scalar input). ``n == 0`` gives NaN. The interval always
     contains ``successes / n``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     name = _method_name(method)
     x, m = np.broadcast_arrays(np.asarray(successes, dtype=float), np.asarray(n, dtype=float))
     x = np.array(x, dtype=float)
@@ -225,7 +225,7 @@ class IntervalArrays:
     fallback_label: str
 
 
-def _as_task_arrays(successes: np.ndarray, attempts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def as_task_arrays(successes: np.ndarray, attempts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(successes, dtype=float)
     k = np.asarray(attempts, dtype=float)
     s, k = np.broadcast_arrays(s, k)
@@ -274,9 +274,9 @@ def clustered_proportion_ci(
     one-attempt tasks get a value at all); Wilson is applied on n_eff = N / deff (deff <= 1).
     Label ``"wilson-rerun"``.
     """
-    _check_confidence(confidence)
+    check_confidence(confidence)
     est = normalize_estimand(estimand)
-    s, k = _as_task_arrays(successes, attempts)
+    s, k = as_task_arrays(successes, attempts)
     present = k > 0
     n_tasks = present.sum(axis=-1).astype(float)
     big_n = k.sum(axis=-1)
@@ -362,7 +362,7 @@ def clustered_proportion_ci(
         fallback = np.zeros_like(p, dtype=bool)
         se = np.sqrt(v_cl)
     elif mkey == "cluster-bootstrap":
-        lo, hi = _cluster_bootstrap_ratio(s, k, confidence, n_resamples, seed)
+        lo, hi = cluster_bootstrap_ratio_ci(s, k, confidence, n_resamples, seed)
         label = fb_label = "cluster-bootstrap"
         fallback = np.zeros_like(p, dtype=bool)
         se = np.sqrt(v_cl)
@@ -390,114 +390,4 @@ def clustered_proportion_ci(
         fallback=np.asarray(fallback),
         label=label,
         fallback_label=fb_label,
-    )
-
-
-def _cluster_bootstrap_ratio(
-    s: np.ndarray, k: np.ndarray, confidence: float, n_resamples: int, seed: int | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of sum(s)/sum(k) over task resamples, per leading index."""
-    rng = np.random.default_rng(seed)
-    lead = s.shape[:-1]
-    s2 = s.reshape(-1, s.shape[-1])
-    k2 = k.reshape(-1, k.shape[-1])
-    q = [(1 - confidence) / 2, (1 + confidence) / 2]
-    lo = np.full(s2.shape[0], np.nan)
-    hi = np.full(s2.shape[0], np.nan)
-    for r in range(s2.shape[0]):
-        keep = k2[r] > 0
-        sr, kr = s2[r][keep], k2[r][keep]
-        t = sr.size
-        if t == 0:
-            continue
-        idx = task_indices(rng, t, n_resamples)
-        ratio = sr[idx].sum(axis=1) / kr[idx].sum(axis=1)
-        lo[r], hi[r] = np.quantile(ratio, q)
-        p = sr.sum() / kr.sum()
-        lo[r], hi[r] = min(lo[r], p), max(hi[r], p)
-    return lo.reshape(lead), hi.reshape(lead)
-
-
-def clustered_mean_ci(
-    totals: np.ndarray,
-    sq_totals: np.ndarray,
-    attempts: np.ndarray,
-    *,
-    confidence: float = 0.95,
-    method: str = "cluster-t",
-    estimand: str = "new_tasks",
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-) -> IntervalArrays:
-    """Interval for a pooled mean reward ``sum(totals) / sum(attempts)`` (fractional rewards).
-
-    ``totals[..., i]``, ``sq_totals[..., i]``: sum of rewards and of squared rewards of task i.
-
-    * new_tasks, ``"cluster-t"``: mean ± t(n_tasks - 1) * se_clustered (linearisation SE of the
-      ratio estimator, with the n/(n-1) finite-cluster factor; Inspect's ``ci(cluster=...)``).
-    * new_tasks, ``"cluster-bootstrap"``: percentile interval over task resamples; seeded.
-    * same_tasks: Var = sum_i K_i s_i**2 / N**2 with s_i**2 the within-task variance (tasks with
-      one attempt use the pooled within-task variance), t with df = sum(K_i - 1).
-      Label ``"stratified-t"``.
-    """
-    _check_confidence(confidence)
-    est = normalize_estimand(estimand)
-    tot, kk = _as_task_arrays(totals, attempts)
-    sq = np.broadcast_to(np.asarray(sq_totals, dtype=float), tot.shape)
-    present = kk > 0
-    n_tasks = present.sum(axis=-1).astype(float)
-    big_n = kk.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        m = tot.sum(axis=-1) / big_n
-        # iid variance of the mean: sample variance of all trials (ddof 1) / N
-        var_iid = np.maximum(sq.sum(axis=-1) - big_n * m**2, 0.0) / (big_n - 1.0) / big_n
-    qhi = 0.5 + confidence / 2.0
-    if est == "same_tasks":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            kd = np.where(present, kk, 1.0)
-            within_ss = np.where(present, sq - tot**2 / kd, 0.0)
-            within_ss = np.maximum(within_ss, 0.0)
-            dof = np.where(present, kk - 1.0, 0.0).sum(axis=-1)
-            pooled = within_ss.sum(axis=-1) / dof
-            s2 = np.where(kk > 1, within_ss / np.where(kk > 1, kk - 1.0, 1.0), pooled[..., None])
-            var = (np.where(present, kk * s2, 0.0)).sum(axis=-1) / big_n**2
-            t = stats.t.ppf(qhi, np.where(dof > 0, dof, np.nan))
-        half = t * np.sqrt(var)
-        return IntervalArrays(
-            estimate=m,
-            low=m - half,
-            high=m + half,
-            se=np.sqrt(var),
-            n_eff=np.full_like(m, np.nan),
-            deff=var / var_iid,
-            fallback=np.zeros_like(m, dtype=bool),
-            label="stratified-t",
-            fallback_label="stratified-t",
-        )
-    with np.errstate(invalid="ignore", divide="ignore"):
-        resid = np.where(present, tot - m[..., None] * kk, 0.0)
-        factor = np.where(n_tasks > 1, n_tasks / (n_tasks - 1.0), np.nan)
-        v_cl = factor * (resid**2).sum(axis=-1) / big_n**2
-        deff = v_cl / var_iid
-    mkey = str(method).strip().lower().replace("_", "-")
-    if mkey in ("auto", "cluster-t"):
-        t = stats.t.ppf(qhi, np.maximum(n_tasks - 1.0, 1.0))
-        half = t * np.sqrt(v_cl)
-        lo, hi, label = m - half, m + half, "cluster-t"
-    elif mkey == "cluster-bootstrap":
-        lo, hi = _cluster_bootstrap_ratio(tot, kk, confidence, n_resamples, seed)
-        label = "cluster-bootstrap"
-    else:
-        raise ValueError(f"unknown method {method!r}; use 'cluster-t' or 'cluster-bootstrap'")
-    ok = n_tasks > 1
-    return IntervalArrays(
-        estimate=m,
-        low=np.where(ok, lo, np.nan),
-        high=np.where(ok, hi, np.nan),
-        se=np.sqrt(v_cl),
-        n_eff=np.full_like(m, np.nan),
-        deff=deff,
-        fallback=np.zeros_like(m, dtype=bool),
-        label=label,
-        fallback_label=label,
     )

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
+from evalkit.stats.means import clustered_mean_ci
+
 __all__ = [
     "PowerInputs",
     "design_effect",
@@ -165,8 +167,6 @@ def design_effect(sums: np.ndarray, sq_sums: np.ndarray, attempts: np.ndarray) -
     1 means repeated attempts are as informative as new tasks; K (attempts per task) means a
     task's attempts are copies of each other. With ICC rho and K attempts, DEFF ~ 1 + (K-1) rho.
     """
-    from evalkit.stats.intervals import clustered_mean_ci
-
     res = clustered_mean_ci(
         np.asarray(sums, float), np.asarray(sq_sums, float), np.asarray(attempts, float)
     )

@@ -14,6 +14,7 @@ from scipy import special, stats
 __all__ = [
     "bootstrap_interval",
     "bootstrap_task_means",
+    "cluster_bootstrap_ratio_ci",
     "fisher_min_p",
     "mcnemar",
     "prob_b_better",
@@ -199,3 +200,29 @@ def prob_b_better(pass_a: int, n_a: int, pass_b: int, n_b: int) -> float:
         - special.betaln(aa, ba)
     )
     return float(np.clip(np.exp(logs).sum(), 0.0, 1.0))
+
+
+def cluster_bootstrap_ratio_ci(
+    s: np.ndarray, k: np.ndarray, confidence: float, n_resamples: int, seed: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of sum(s)/sum(k) over task resamples (each task with all its
+    attempts), per leading index of the ``(..., n_tasks)`` arrays; seeded. Contains the estimate."""
+    rng = np.random.default_rng(seed)
+    lead = s.shape[:-1]
+    s2 = s.reshape(-1, s.shape[-1])
+    k2 = k.reshape(-1, k.shape[-1])
+    q = [(1 - confidence) / 2, (1 + confidence) / 2]
+    lo = np.full(s2.shape[0], np.nan)
+    hi = np.full(s2.shape[0], np.nan)
+    for r in range(s2.shape[0]):
+        keep = k2[r] > 0
+        sr, kr = s2[r][keep], k2[r][keep]
+        t = sr.size
+        if t == 0:
+            continue
+        idx = task_indices(rng, t, n_resamples)
+        ratio = sr[idx].sum(axis=1) / kr[idx].sum(axis=1)
+        lo[r], hi[r] = np.quantile(ratio, q)
+        p = sr.sum() / kr.sum()
+        lo[r], hi[r] = min(lo[r], p), max(hi[r], p)
+    return lo.reshape(lead), hi.reshape(lead)

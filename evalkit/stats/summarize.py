@@ -8,11 +8,8 @@ import numpy as np
 import polars as pl
 
 from evalkit.stats._frames import as_by_list, task_table
-from evalkit.stats.intervals import (
-    clustered_mean_ci,
-    clustered_proportion_ci,
-    normalize_estimand,
-)
+from evalkit.stats.intervals import clustered_proportion_ci, normalize_estimand
+from evalkit.stats.means import clustered_mean_ci
 
 __all__ = ["SUMMARY_COLUMNS", "summarize"]
 
