@@ -64,9 +64,10 @@ def report_cmd(
         err.print(f"(partial notebook: {out})", markup=False, highlight=False)
         raise typer.Exit(1) from None
     s = files.seconds
+    extra = f", summary {files.summary}" if files.summary.exists() else ""
     err.print(
         f"report {name}: {s['total']:.1f} s (execute {s['execute']:.1f} s, export {s['export']:.1f} s); "
-        f"notebook {files.notebook}, summary {files.summary}",
+        f"notebook {files.notebook}{extra}",
         highlight=False,
     )
     print(files.html)

@@ -74,7 +74,7 @@ class Context:
 
 def _load(path: str, run_by: str) -> Runs:
     run = "job" if run_by == "job" else None
-    return evalkit.load(path, run=run, progress=False, trajectories=True)
+    return evalkit.load(path, run=run, progress=False)
 
 
 def run_order(trials: pl.DataFrame) -> list[str]:
@@ -158,6 +158,7 @@ def load_context(
                 if not named_jobs
                 else "one run per job folder (a job was named)"
             )
+    _ = runs.steps  # parse trajectories once, for the runs finally used (fills n_turns, ...)
     trials = runs.trials
     order = run_order(trials)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -31,8 +32,21 @@ class HereKernelSpecManager(KernelSpecManager):
 
 
 class HereKernelManager(AsyncKernelManager):
-    """An async kernel manager that uses :class:`HereKernelSpecManager`."""
+    """An async kernel manager that uses :class:`HereKernelSpecManager` and talks to the
+    kernel over IPC sockets in ``ipc_dir`` (set by the caller, removed after the run)."""
+
+    ipc_dir: str | None = None
 
     @default("kernel_spec_manager")
     def _default_ksm(self) -> KernelSpecManager:
         return HereKernelSpecManager()
+
+    @default("transport")
+    def _default_transport(self) -> str:
+        return "ipc"  # local sockets in a private temp folder, not TCP ports on localhost
+
+    @default("ip")
+    def _default_ip(self) -> str:
+        import tempfile
+
+        return os.path.join(type(self).ipc_dir or tempfile.gettempdir(), "evalkit-kernel")

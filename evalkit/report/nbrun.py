@@ -10,6 +10,7 @@ happen on the first call, not on import.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,8 @@ def execute(
 
     env_backup = os.environ.get("PYDEVD_DISABLE_FILE_VALIDATION")
     os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # quiets a debugger warning on stderr
+    ipc = tempfile.TemporaryDirectory(prefix="evalkit-kernel-")
+    HereKernelManager.ipc_dir = ipc.name
     try:
         nb = pm.execute_notebook(
             str(notebook),
@@ -99,6 +102,8 @@ def execute(
             notebook=part,
         ) from None
     finally:
+        HereKernelManager.ipc_dir = None
+        ipc.cleanup()
         if env_backup is None:
             os.environ.pop("PYDEVD_DISABLE_FILE_VALIDATION", None)
         else:

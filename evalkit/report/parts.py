@@ -29,9 +29,25 @@ class Parts(list):
             if buf:
                 display({"text/html": wrap(buf)}, raw=True)
                 buf = []
-            display(p)
+            display(_chart_bundle(p), raw=True)
         if buf:
             display({"text/html": wrap(buf)}, raw=True)
+
+
+def _chart_bundle(chart: Any) -> dict[str, str]:
+    """The chart through the offline renderer, without Altair's JSON-schema validation on
+    every display (about 10 ms per layer; the charts are validated by the test suite)."""
+    import altair as alt
+
+    from evalkit.charts.offline import RENDERER, chart_html
+
+    if alt.renderers.active != RENDERER:
+        bundle = chart._repr_mimebundle_()
+        return bundle[0] if isinstance(bundle, tuple) else bundle
+    return {
+        "text/html": chart_html(chart.to_dict(validate=False)),
+        "text/plain": f"<chart: {_title(chart)}>",
+    }
 
 
 def _title(chart: Any) -> str:
