@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalkit.load.runs import register_findings_provider
-from evalkit.patterns import budget, claims, files, sequence, trainerd  # noqa: F401  (register)
+from evalkit.patterns import budget, claims, files, sequence, stuck, trainerd  # noqa: F401  (register)
+from evalkit.patterns.config import DEFAULTS, TRAINERD
 from evalkit.patterns.context import Context
 from evalkit.patterns.detect import detect
 from evalkit.patterns.rates import detector_rates, paired_rate_diff
 from evalkit.patterns.registry import Detector, detector, list_detectors, unregister
-from evalkit.patterns.rules import DEFAULTS, TRAINERD
 from evalkit.patterns.scores import first_try_rate, trial_scores
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.patterns.context import Context, basename
+from evalkit.patterns.context import Context
+from evalkit.patterns.prepare import basename
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import G, label
 

@@ -10,9 +10,9 @@ import polars as pl
 from evalkit.load._columns import conform, empty
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.redact import redact_text
+from evalkit.patterns.config import DEFAULTS, merge_config
 from evalkit.patterns.context import Context, coerce_frames
 from evalkit.patterns.registry import MODES, registered
-from evalkit.patterns.rules import DEFAULTS, merge_config
 
 _SEVERITIES = ("low", "medium", "high")
 
@@ -40,7 +40,7 @@ def detect(
     six types with its phrase heuristics and retry rule, so numbers match go-code), or a
     sequence of both (the frames are prepared once; the ``mode`` column tells them apart).
     ``config`` overrides thresholds / phrase lists: ``{detector_name: {param: value}}``,
-    plus the ``common`` and ``trainerd`` sections (see evalkit/patterns/rules.py).
+    plus the ``common`` and ``trainerd`` sections (see evalkit/patterns/config.py).
 
     Returns a frame with the findings columns (evalkit/load/findings/columns.py): one row per
     finding, source 'detected', evidence redacted and cut short.

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.patterns.context import Context, _group1_all, basename, clean_path
+from evalkit.patterns.context import Context
+from evalkit.patterns.prepare import _group1_all, basename, clean_path
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import label
 

@@ -10,8 +10,10 @@
 * ``tool_quality`` = first_try_rate x (1 - min(1, weighted_sum / 5)); weighted_sum sums
   trainerd's weights over the trial's anti-pattern findings (retry_loop 0.5,
   premature_completion 1.25, others 1.0).
-* ``efficiency`` = 1 / (1 + steps x 0.1 + cost x 10) clipped to [0, 1], steps = n_steps if > 0
-  else 1, unknown cost = 0 (trainerd's Scorer, printed by ``trainerd score``).
+* ``efficiency`` = 1 / (1 + steps x 0.1 + cost x 10) clipped to [0, 1], steps = the step of
+  go-code's run.completed / run.failed (``harness_steps`` of the rollout reader's run_details)
+  else n_steps, and 1 when that is not > 0; unknown cost = 0 (trainerd's Scorer, printed by
+  ``trainerd score``).
 * ``efficiency_db`` = min(1, 1 / (steps x cost)) with steps <= 0 -> 1 and cost <= 0 -> 0.001:
   the *other* efficiency trainerd stores in its SQLite ``traces.efficiency_score``.
 """
@@ -25,8 +27,8 @@ from typing import Any
 import orjson
 import polars as pl
 
+from evalkit.patterns.config import TRAINERD
 from evalkit.patterns.context import coerce_frames
-from evalkit.patterns.rules import TRAINERD
 
 _FLOATY = re.compile(r"\d[.eE]")
 
@@ -169,6 +171,14 @@ def trial_scores(
         .agg(pl.len().cast(pl.Int64).alias("_ns"))
     )
     info = tr.select("trial_id", "n_steps", "cost_usd").unique("trial_id")
+    # go-code: trainerd's Steps is the step of run.completed / run.failed (rollout run_details)
+    details = getattr(data, "run_details", None)
+    hs = tr.select("trial_id", pl.lit(None, pl.Int64).alias("harness_steps"))
+    if "harness_steps" in tr.columns:
+        hs = tr.select("trial_id", pl.col("harness_steps").cast(pl.Int64))
+    elif isinstance(details, pl.DataFrame) and "harness_steps" in details.columns:
+        hs = details.select("trial_id", pl.col("harness_steps").cast(pl.Int64))
+    info = info.join(hs.unique("trial_id"), on="trial_id", how="left")
     out = (
         ids.join(src, on="trial_id", how="left")
         .join(ftr, on="trial_id", how="left")
@@ -177,7 +187,7 @@ def trial_scores(
         .join(n_agent, on="trial_id", how="left")
     )
     div = float(TRAINERD["penalty_divisor"])
-    steps_e = pl.coalesce("n_steps", "_ns").fill_null(0)
+    steps_e = pl.coalesce("harness_steps", "n_steps", "_ns").fill_null(0)
     steps_e = pl.when(steps_e > 0).then(steps_e).otherwise(1).cast(pl.Float64)
     cost = pl.col("cost_usd").fill_null(0.0)
     out = out.with_columns(

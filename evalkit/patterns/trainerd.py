@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.patterns.context import Context, basename, within_group_index
+from evalkit.patterns.context import Context
+from evalkit.patterns.prepare import basename, within_group_index
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import shift_in_group
 

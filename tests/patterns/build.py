@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load._columns import conform
+from evalkit.load._columns import conform, empty
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
@@ -73,9 +73,10 @@ def frames(
     tr = {"trial_id": trial_id, "reward": reward, "exception_type": exception_type, **trial}
     return {
         "steps": conform(pl.DataFrame(steps, infer_schema_length=None), STEP_COLUMNS),
-        "tool_calls": conform(
-            pl.DataFrame(calls, infer_schema_length=None) if calls else pl.DataFrame(),
-            TOOL_CALL_COLUMNS,
+        "tool_calls": (
+            conform(pl.DataFrame(calls, infer_schema_length=None), TOOL_CALL_COLUMNS)
+            if calls
+            else empty(TOOL_CALL_COLUMNS)
         ),
         "trials": conform(pl.DataFrame([tr], infer_schema_length=None), TRIAL_COLUMNS),
     }

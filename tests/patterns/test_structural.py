@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 import evalkit.patterns as ep
-from tests.patterns.build import call, combine, frames, hits, sh
+from tests.patterns.build import call, combine, frames, sh
 
 TB = "Traceback (most recent call last):\n  File \"app.py\", line 3\nNameError: name 'x' is not defined"
 

@@ -1,0 +1,222 @@
+"""Preparing the tool-call frame: the derived columns every detector shares.
+
+:func:`enrich_calls` sorts the calls by trajectory (``gkey``: a 64-bit key of trial_id +
+trajectory) and position, and adds ``seq``, ``fn``, ``cmd``, ``sig`` / ``sig_g``, ``obs_hash``
+/ ``obs_g``, ``err``, ``w_paths``, ``r_paths``, ``is_write``, ``is_modify``, ``is_verify``,
+``is_finish`` and ``is_shell`` (meanings in :mod:`evalkit.patterns.context`). Everything is a
+Polars expression; regexes run only on the rows they can match (literal prefilters), long texts
+are identified by head + tail + length, and function names are normalised once per distinct
+name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from evalkit.patterns import config as rules
+
+_HEREDOC = (
+    r"(?s)<<-?\s*['\"]?(EOF|PY|EOT|END|PYEOF|HEREDOC|SCRIPT|CODE|JSON|MD|TXT|PYTHON|SQL|YAML)"
+    r"['\"]?.*?\n\s*(EOF|PY|EOT|END|PYEOF|HEREDOC|SCRIPT|CODE|JSON|MD|TXT|PYTHON|SQL|YAML)\b"
+)
+
+
+_CALL_KEEP = (
+    "trial_id", "step_index", "call_index", "trajectory", "is_main", "function_name", "arguments",
+    "command", "observation", "is_error", "exit_code", "duration_ms",
+)  # fmt: skip
+
+
+def norm_fn(col: str = "function_name") -> pl.Expr:
+    """``mcp__srv__Run_Shell-Command`` -> ``runshellcommand`` (as evalkit.load's rule)."""
+    return (
+        pl.col(col)
+        .fill_null("")
+        .str.replace(r"^.*(?:__|[.:/])", "")
+        .str.to_lowercase()
+        .str.replace_all(r"[-_ ]", "")
+    )
+
+
+def clean_path(e: pl.Expr) -> pl.Expr:
+    """Strip quotes / trailing punctuation / a leading './'."""
+    return (
+        e.str.strip_chars(" \t'\"`*,;:()[]{}<>").str.strip_chars_end(".").str.replace(r"^\./", "")
+    )
+
+
+def basename(e: pl.Expr) -> pl.Expr:
+    return e.str.extract(r"([^/\\]+)$", 1)
+
+
+def _group1_all(e: pl.Expr, pattern: str) -> pl.Expr:
+    """Every match of ``pattern`` -> its group 1 (a List[str])."""
+    return e.str.extract_all(pattern).list.eval(pl.element().str.extract(pattern, 1))
+
+
+def _looks_like_path(e: pl.Expr) -> pl.Expr:
+    return e.str.contains(r"[./]") & ~e.str.contains(r"^(/dev/|/proc/|&|\$|-)") & (e != ".")
+
+
+def _json_str_field(keys: tuple[str, ...] | list[str]) -> str:
+    """Regex for the first string value of any of ``keys`` in a JSON object text (one regex
+    pass instead of one JSON parse per key; JSON escapes are undone by :func:`_unescape`)."""
+    alt = "|".join(re.escape(k) for k in keys)
+    return r'"(?:' + alt + r')"\s*:\s*"((?:[^"\\]|\\.)*)"'
+
+
+def _unescape(e: pl.Expr) -> pl.Expr:
+    return (
+        e.str.replace_all(r"\\/", "/").str.replace_all(r'\\"', '"').str.replace_all(r"\\\\", "\\")
+    )
+
+
+#: literal hints that a shell command may write / read a file (cheap prefilters)
+_WRITE_HINTS = (">", "tee", "touch", "sed", "perl", "cp ", "mv ", "install ", "ln ")
+_READ_HINTS = (
+    "cat", "head", "tail", "less", "more", "nl ", "bat ", "view", "wc ", "stat", "file ", "sed",
+    "awk", "grep", "rg ", "diff", "cmp", "jq", "json.tool", "xxd", "od ", "vi", "nano",
+)  # fmt: skip
+_DEVNULL = r"\d*>>?&?\s*/dev/(?:null|stdout|stderr|tty)\b|\d*>&\d|&>\s*/dev/null"
+
+
+def _head_tail(e: pl.Expr, head: int = 2000, tail: int = 200) -> pl.Expr:
+    """The text itself when short, else its first ``head`` and last ``tail`` characters."""
+    return (
+        pl.when(e.str.len_bytes() <= head + tail)
+        .then(e)
+        .otherwise(pl.concat_str([e.str.slice(0, head), e.str.tail(tail)]))
+    )
+
+
+def gkey_expr() -> pl.Expr:
+    """64-bit key of (trial_id, traj): the unit every sequence rule works within."""
+    return (
+        pl.concat_str([pl.col("trial_id"), pl.col("traj")], separator="\x00").hash(3).alias("gkey")
+    )
+
+
+def group_start(key: str = "gkey") -> pl.Expr:
+    """True on the first row of each run of equal ``key`` (frame sorted by it)."""
+    return (pl.col(key) != pl.col(key).shift(1)).fill_null(True)
+
+
+def within_group_index(key: str = "gkey") -> pl.Expr:
+    """0-based row position within consecutive runs of ``key`` (global ops, no window)."""
+    idx = pl.int_range(pl.len(), dtype=pl.Int64)
+    return idx - pl.when(group_start(key)).then(idx).otherwise(None).forward_fill()
+
+
+def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
+    sh = rules.SHELL
+    # grouping key first: sorting by two integers is much cheaper than by strings
+    df = (
+        tc.select([c for c in _CALL_KEEP if c in tc.columns])
+        .with_columns(pl.col("trajectory").fill_null("main").alias("traj"))
+        .with_columns(gkey_expr())
+        .sort("gkey", "step_index", "call_index", maintain_order=True)
+    )
+    # normalised function names: computed once per distinct name
+    names = df.get_column("function_name").unique()
+    fn_map = pl.DataFrame({"function_name": names}).with_columns(norm_fn().alias("fn"))
+    fn_dict = dict(zip(fn_map["function_name"].to_list(), fn_map["fn"].to_list(), strict=True))
+    cmd = pl.col("command").str.replace_all(_HEREDOC, "<<HEREDOC").str.strip_chars()
+    df = df.with_columns(
+        pl.col("function_name")
+        .replace_strict(fn_dict, default="", return_dtype=pl.String)
+        .alias("fn"),
+        cmd.alias("cmd"),
+    ).with_columns(within_group_index().alias("seq"))
+    # error flag: the recorded one; the ERR regex only where none was recorded
+    need_text = df.select(
+        (pl.col("is_error").is_null() & pl.col("observation").is_not_null()).any()
+    ).item()
+    err = pl.col("is_error")
+    if need_text:
+        err = err.fill_null(pl.col("observation").str.contains(common["err_regex"]))
+    is_shell = pl.col("cmd").is_not_null()
+    fn = pl.col("fn")
+    write_tools = list(common["write_tools"])
+    modify_tools = list(common["modify_tools"])
+    read_tools = list(common["read_tools"])
+    file_tool = ~is_shell & (fn.is_in(write_tools) | fn.is_in(read_tools))
+    args_f = pl.when(file_tool).then(pl.col("arguments"))
+    path_arg = clean_path(_unescape(args_f.str.extract(_json_str_field(common["path_keys"]), 1)))
+    editor_cmd = pl.when(~is_shell & fn.is_in(write_tools)).then(
+        pl.col("arguments").str.extract(r'"command"\s*:\s*"(\w+)"', 1)
+    )
+    patch_text = pl.when(~is_shell & fn.is_in(["applypatch", "patch"])).then(pl.col("arguments"))
+    # long texts are identified by their head, tail and length (hashing whole 50 kB file
+    # contents a million times would dominate the run time)
+    args = pl.col("arguments").fill_null("")
+    sig = pl.struct(
+        fn.alias("f"),
+        pl.coalesce(pl.col("cmd"), _head_tail(args)).alias("a"),
+        pl.when(is_shell).then(0).otherwise(args.str.len_bytes()).alias("n"),
+    ).hash(7)
+    obs = pl.col("observation")
+    obs_hash = pl.struct(_head_tail(obs).alias("o"), obs.str.len_bytes().alias("n")).hash(11)
+    # shell paths: only commands that can write / read a file are scanned
+    cmd_w = pl.when(pl.col("cmd").str.contains_any(list(_WRITE_HINTS))).then(
+        pl.col("cmd").str.replace_all(_DEVNULL, " ")
+    )
+    cmd_r = pl.when(pl.col("cmd").str.contains_any(list(_READ_HINTS))).then(pl.col("cmd"))
+    df = df.with_columns(
+        err.fill_null(False).alias("err"),
+        sig.alias("sig"),
+        obs_hash.alias("obs_hash"),
+        path_arg.alias("_path"),
+        editor_cmd.alias("_ecmd"),
+        _group1_all(
+            patch_text, r"(?:\*\*\* (?:Update|Add|Delete) File: |\+\+\+ b/)([^\s\\]+)"
+        ).alias("_patch"),
+        _group1_all(cmd_w, sh["shell_write"]).alias("_shw"),
+        _group1_all(cmd_r, sh["shell_read"]).alias("_shr"),
+    ).with_columns(
+        pl.col("sig").xor(pl.col("gkey")).alias("sig_g"),
+        pl.col("obs_hash").xor(pl.col("gkey")).alias("obs_g"),
+    )
+    ecmd = pl.col("_ecmd")
+    tool_write = fn.is_in(write_tools) & (ecmd.is_null() | ecmd.is_in(list(sh["editor_write"])))
+    tool_read = fn.is_in(read_tools) | (fn.is_in(write_tools) & (ecmd == "view"))
+    has_patch = pl.col("_patch").list.len() > 0
+    tool_modify = (
+        (fn.is_in(modify_tools) & ecmd.is_null())
+        | ecmd.is_in(list(sh["editor_modify"]))
+        | (has_patch & pl.col("arguments").str.contains(r"Update File|\+\+\+ b/"))
+    )
+    empty_list = pl.lit([], pl.List(pl.String))
+    one_path = pl.concat_list([pl.col("_path")])
+    w_paths = pl.coalesce(
+        pl.col("_shw"),
+        pl.when(tool_write & pl.col("_path").is_not_null()).then(one_path),
+        pl.when(has_patch).then(pl.col("_patch")),
+        empty_list,
+    )
+    r_paths = pl.coalesce(
+        pl.col("_shr"),
+        pl.when(tool_read & pl.col("_path").is_not_null()).then(one_path),
+        empty_list,
+    )
+    verify = pl.col("cmd").str.contains(common["verify_regex"]).fill_null(False) | fn.str.contains(
+        r"test|verify|check|lint"
+    )
+    df = df.with_columns(w_paths.alias("w_paths"), r_paths.alias("r_paths")).with_columns(
+        (pl.col("w_paths").list.len() > 0).alias("is_write"),
+        (
+            (pl.col("w_paths").list.len() > 0)
+            & pl.when(is_shell)
+            .then(pl.col("cmd").str.contains(sh["shell_modify"]))
+            .otherwise(tool_modify)
+        )
+        .fill_null(False)
+        .alias("is_modify"),
+        verify.alias("is_verify"),
+        fn.is_in(list(common["finish_tools"])).alias("is_finish"),
+        is_shell.alias("is_shell"),
+    )
+    return df.drop("_path", "_ecmd", "_patch", "_shw", "_shr")
