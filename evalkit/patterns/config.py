@@ -146,6 +146,11 @@ TRAINERD: dict[str, Any] = {
     "path_regex": (
         r"(?i)\b[\w./\-]+\.(?:go|py|ts|js|jsx|tsx|yaml|yml|json|toml|md|sh|txt|env|cfg|conf)\b"
     ),
+    #: ledger.go / plugin.go outputFilePathRe: paths in tool output lines, after a space or at
+    #: the start of a line (group 1)
+    "output_path_regex": (
+        r"(?im)(?:^|[\s\t])([\w./\-]+\.(?:go|py|ts|js|jsx|tsx|yaml|yml|json|toml|md|sh|txt|env|cfg|conf))\b"
+    ),
     "bash_tool": "bash",
     #: how many of the latest ledger tool entries premature_completion / architecture_assumption
     #: look at

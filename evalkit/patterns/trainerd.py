@@ -21,7 +21,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename, within_group_index
+from evalkit.patterns.prepare import _group1_all, basename, within_group_index
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import shift_in_group
 
@@ -194,7 +194,10 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
             ),
         ]
     )
-    seen_out = c.select(*_T, "step_index", pl.col("observation").str.extract_all(rx).alias("_s"))
+    # post-tool hook: outputFilePathRe on every line of any tool's output (group 1)
+    seen_out = c.select(
+        *_T, "step_index", _group1_all(pl.col("observation"), t["output_path_regex"]).alias("_s")
+    )
     seen = (
         pl.concat([seen_args, seen_out], how="vertical_relaxed")
         .explode("_s")
@@ -234,7 +237,7 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
     # candidates first (rare); the ledger checks then run on their trajectories only
     cand = c.filter(write | destructive)
     if cand.height == 0:
-        return _out(ctx, cand, "skipped_diagnostic", 1.0, pl.col("tool"))
+        return _out(ctx, cand, "skipped_diagnostic", 1.0, pl.col("tool"))  # empty
     gk = cand.get_column("gkey").unique().implode()
     diag = c.filter(pl.col("gkey").is_in(gk) & pl.col("tool").is_in(list(t["diagnostic_tools"])))
     diag = diag.select("gkey", pl.col("step_index").alias("_ds"), pl.col("seq").alias("_dseq"))
@@ -260,5 +263,7 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
     return _out(
         ctx, c, "skipped_diagnostic",
         pl.when(write).then(1.0).otherwise(0.85),
-        pl.when(write).then(pl.col("tool")).otherwise(pl.format("{}: {}", "tool", cmd.str.slice(0, 80))),
+        pl.when(write)
+        .then(pl.format("{} without prior diagnostic", "tool"))
+        .otherwise(pl.format("destructive bash: {}", cmd)),
     )  # fmt: skip

@@ -102,7 +102,10 @@ def test_unverified_file_claim_hedge_plus_unseen_path():
 def test_skipped_diagnostic_write_without_recent_diagnostic():
     ev = [("user", "x"), ("agent", "", [call("write_file", args={"path": "a.go"})])]
     f = run(frames(ev), "skipped_diagnostic")
-    assert f["evidence"].to_list() == ["write_file"] and f["confidence"][0] == 1.0
+    assert (
+        f["evidence"].to_list() == ["write_file without prior diagnostic"]
+        and f["confidence"][0] == 1.0
+    )
     prev = [
         ("user", "x"),
         ("agent", "", [call("grep", args={"pattern": "x"})]),
