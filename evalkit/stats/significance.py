@@ -27,18 +27,20 @@ def mcnemar(b: int, c: int) -> tuple[float, float]:
     """McNemar's test on the discordant counts of a paired 2x2 table.
 
     ``b`` = tasks A passed and B failed, ``c`` = A failed and B passed. Returns ``(exact,
-    mid_p)``: exact two-sided p = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2)) (statsmodels'
-    ``mcnemar(exact=True)``), and mid-p = exact - P(X = min(b, c)) (Fagerland et al. 2013;
+    mid_p)``: exact two-sided p = min(1, 2 * BinomCDF(min(b, c); b + c, 1/2)) (computed by
+    statsmodels' ``mcnemar(exact=True)``), and mid-p = exact - P(X = min(b, c)) (Fagerland et al. 2013;
     less conservative, near-nominal size). Both are 1 when b + c = 0. Reference values:
     (6, 0) -> 0.031 / 0.016; (8, 2) -> 0.109 / 0.065.
     """
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar  # heavy: lazy
+
     b, c = int(b), int(c)
     if b < 0 or c < 0:
         raise ValueError("counts must be >= 0")
     n, k = b + c, min(b, c)
     if n == 0:
         return 1.0, 1.0
-    exact = min(1.0, 2.0 * float(stats.binom.cdf(k, n, 0.5)))
+    exact = min(1.0, float(sm_mcnemar([[0, b], [c, 0]], exact=True).pvalue))
     if b == c:
         return 1.0, 1.0
     midp = min(1.0, exact - float(stats.binom.pmf(k, n, 0.5)))
