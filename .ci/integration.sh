@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The integration tier: a private Docker engine, a locally built base image, the compose v2
 # plugin and Harbor in its own Python 3.12 venv. Idempotent (safe to run twice); prints
-# timings. Nothing outside $WORK (default .ci/work, git-ignored) and /run/evalkit-* is
-# written, except Debian packages (docker.io, debootstrap) and system apt sources are
-# never touched.
+# timings. Writes only $WORK (default .ci/work, git-ignored), /run/evalkit-* (the engine's
+# socket and runtime dir) and a download cache $CACHE (default /var/cache/evalkit-ci: the
+# base image's root filesystem tarball and the compose .deb, so a fresh clone on the same
+# machine skips debootstrap), plus the Debian packages docker.io and debootstrap. System apt
+# sources are never touched.
 #
 #   bash .ci/integration.sh up     # set up / reuse, start dockerd, write $WORK/integration.env
 #   bash .ci/integration.sh down   # remove our containers, stop dockerd by its PID
@@ -19,6 +21,7 @@ HARBOR_VERSION=${EVALKIT_HARBOR_VERSION:-0.26.0}
 PY312=${EVALKIT_PY312:-/root/.pyenv/versions/3.12.1/bin/python3.12}
 BASE_IMAGE=evalkit/base:local
 MIRROR=${EVALKIT_DEBIAN_MIRROR:-}
+CACHE=${EVALKIT_CI_CACHE:-/var/cache/evalkit-ci}
 # unix socket paths are limited to ~108 bytes: keep the engine's runtime dir short
 RUNDIR=/run/evalkit-$(printf '%s' "$WORK" | sha1sum | cut -c1-10)
 SOCK=$RUNDIR/docker.sock
@@ -44,7 +47,7 @@ debian_mirror() {
 }
 
 up() {
-  mkdir -p "$WORK" "$RUNDIR" "$DOCKER_CONFIG/cli-plugins"
+  mkdir -p "$WORK" "$RUNDIR" "$DOCKER_CONFIG/cli-plugins" "$CACHE"
 
   step "debian packages"
   if command -v dockerd >/dev/null && command -v debootstrap >/dev/null; then
@@ -81,24 +84,34 @@ up() {
     local OPTS=(-o "Dir::Etc::sourcelist=$A/etc/sources.list" -o "Dir::Etc::sourceparts=$A/etc/sources.list.d"
       -o "Dir::Etc::preferencesparts=$A/etc/preferences.d" -o "Dir::State=$A/state" -o "Dir::Cache=$A/cache"
       -o "APT::Sandbox::User=root")
-    apt-get "${OPTS[@]}" update -qq >/dev/null
-    (cd "$A/deb" && rm -f docker-compose_*.deb && apt-get "${OPTS[@]}" download docker-compose >/dev/null)
-    rm -rf "$A/x" && dpkg-deb -x "$A"/deb/docker-compose_*.deb "$A/x"
+    local how="from trixie, cached"
+    if ! ls "$CACHE"/docker-compose_*.deb >/dev/null 2>&1; then
+      apt-get "${OPTS[@]}" update -qq >/dev/null
+      (cd "$A/deb" && rm -f docker-compose_*.deb && apt-get "${OPTS[@]}" download docker-compose >/dev/null)
+      cp "$A"/deb/docker-compose_*.deb "$CACHE/"
+      how="from trixie"
+    fi
+    rm -rf "$A/x" && dpkg-deb -x "$(ls "$CACHE"/docker-compose_*.deb | tail -n1)" "$A/x"
     install -m 0755 "$A/x/usr/libexec/docker/cli-plugins/docker-compose" "$DOCKER_CONFIG/cli-plugins/docker-compose"
     rm -rf "$A/x"
-    done_step "$(docker compose version --short) (from trixie)"
+    done_step "$(docker compose version --short) ($how)"
   fi
 
   step "base image $BASE_IMAGE"
   if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
     done_step "present"
   else
-    rm -rf "$WORK/rootfs"
-    debootstrap --variant=minbase bookworm "$WORK/rootfs" "$(debian_mirror)" >"$WORK/debootstrap.log" 2>&1 \
-      || { tail -20 "$WORK/debootstrap.log"; exit 1; }
-    tar -C "$WORK/rootfs" -c . | docker import -c 'CMD ["/bin/bash"]' - "$BASE_IMAGE" >/dev/null
-    rm -rf "$WORK/rootfs"
-    done_step "built with debootstrap (minbase bookworm)"
+    local tarball="$CACHE/bookworm-minbase-rootfs.tar" how="imported from $CACHE"
+    if [ ! -s "$tarball" ]; then
+      rm -rf "$WORK/rootfs"
+      debootstrap --variant=minbase bookworm "$WORK/rootfs" "$(debian_mirror)" >"$WORK/debootstrap.log" 2>&1 \
+        || { tail -20 "$WORK/debootstrap.log"; exit 1; }
+      tar -C "$WORK/rootfs" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
+      rm -rf "$WORK/rootfs"
+      how="built with debootstrap (minbase bookworm)"
+    fi
+    docker import -c 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" >/dev/null
+    done_step "$how"
   fi
 
   step "harbor $HARBOR_VERSION venv"
