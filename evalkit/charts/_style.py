@@ -89,10 +89,12 @@ def data(df: pl.DataFrame, columns: Iterable[str] | None = None) -> alt.Data:
     return alt.Data(values=rows)
 
 
-def run_scale(runs: Sequence[str]) -> alt.Scale:
-    """The same colour for the same run everywhere (by position in ``runs``)."""
-    runs = list(runs)
-    colors = [RUN_COLORS[i % len(RUN_COLORS)] for i in range(len(runs))]
+def run_scale(runs: Sequence[str], order: Sequence[str] | None = None) -> alt.Scale:
+    """The same colour for the same run everywhere: a run's colour is picked by its position
+    in ``order`` (all runs of the report) even when a chart shows only some of them."""
+    runs, order = list(runs), list(order or runs)
+    pos = {r: i for i, r in enumerate(order)}
+    colors = [RUN_COLORS[pos.get(r, len(order) + i) % len(RUN_COLORS)] for i, r in enumerate(runs)]
     return alt.Scale(domain=runs, range=colors)
 
 

@@ -61,7 +61,7 @@ def distribution(
     scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
     x_title = axis_title or value
     y = alt.Y(f"{by}:N", sort=runs, title=None)
-    color = alt.Color(f"{by}:N", scale=run_scale(runs), legend=None)
+    color = alt.Color(f"{by}:N", scale=run_scale(runs, order), legend=None)
     tips = [alt.Tooltip(f"{by}:N", title="run"), alt.Tooltip("n:Q", title="trials")] + [
         alt.Tooltip(f"{c}:Q", format=fmt) for c in ("min", "q1", "median", "q3", "max", "mean")
     ]
@@ -202,19 +202,13 @@ def pass_at_k_curves(
             ),
             color=alt.Color(
                 f"{by}:N",
-                scale=run_scale(runs),
+                scale=run_scale(runs, order),
                 legend=alt.Legend(orient="bottom", title="run", columns=1),
             ),
             strokeDash=alt.StrokeDash(
                 "metric:N",
                 scale=alt.Scale(domain=["pass@k", "pass^k"], range=[[1, 0], [5, 3]]),
-                legend=alt.Legend(
-                    title=None,
-                    symbolType="stroke",
-                    symbolStrokeColor="#333333",
-                    symbolSize=300,
-                    orient="right",
-                ),
+                legend=None,  # the subtitle says solid / dashed
             ),
             tooltip=[
                 alt.Tooltip(f"{by}:N", title="run"),

@@ -56,7 +56,9 @@ def antipattern_rates(
     y = alt.Y(f"{detector}:N", sort=dets, title=None)
     yo = alt.YOffset(f"{by}:N", sort=runs, scale=alt.Scale(paddingOuter=0.3))
     color = alt.Color(
-        f"{by}:N", scale=run_scale(runs), legend=alt.Legend(orient="bottom", title="run", columns=1)
+        f"{by}:N",
+        scale=run_scale(runs, order),
+        legend=alt.Legend(orient="bottom", title="run", columns=1),
     )
     top = float(rates[ci_high].max() or 0.0)
     x = alt.X(

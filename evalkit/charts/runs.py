@@ -83,7 +83,7 @@ def pass_rate_ci(
         title, subtitle=f"points: pass rate; bars: {confidence:.0%} interval ({method})"
     )
     y = alt.Y(f"{by}:N", sort=runs, title=None)
-    color = alt.Color(f"{by}:N", scale=run_scale(runs), legend=None)
+    color = alt.Color(f"{by}:N", scale=run_scale(runs, order), legend=None)
     x = alt.X(
         "ci_low:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=PCT), title="pass rate"
     )
@@ -284,7 +284,7 @@ def cost_vs_pass(
             y=y,
             color=alt.Color(
                 f"{by}:N",
-                scale=run_scale(runs),
+                scale=run_scale(runs, order),
                 legend=alt.Legend(orient="bottom", title="run", columns=1),
             ),
             tooltip=tips,

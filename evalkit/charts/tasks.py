@@ -81,7 +81,7 @@ def task_heatmap(
             f"{by}:N",
             sort=runs,
             title=None,
-            axis=alt.Axis(orient="top", labelAngle=-20, labelLimit=220),
+            axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=420),
         ),
         y=alt.Y(f"{task}:N", sort=tasks, title=None, axis=alt.Axis(labelLimit=260)),
     )
@@ -115,7 +115,8 @@ def task_heatmap(
         width=max(160, min(WIDTH, 110 * len(runs))),
         height=height_for(len(tasks), 18, floor=40, cap=4000),
         title=alt.Title(
-            title, subtitle=f"{len(tasks)} tasks, hardest first; cell text: passes / attempts"
+            title,
+            subtitle=f"{len(tasks)} tasks, hardest first; cell text: passes / attempts; blank: not run",
         ),
     )
 
@@ -211,8 +212,8 @@ def ab_scatter(
         alt.Chart(data(both))
         .mark_point(filled=True, opacity=0.75)
         .encode(
-            x=alt.X("_x:Q", title=f"A: {a} (pass rate)", axis=ax, scale=sc),
-            y=alt.Y("_y:Q", title=f"B: {b} (pass rate)", axis=ax, scale=sc),
+            x=alt.X("_x:Q", title="pass rate in A (baseline)", axis=ax, scale=sc),
+            y=alt.Y("_y:Q", title="pass rate in B (candidate)", axis=ax, scale=sc),
             size=alt.Size(
                 "attempts_b:Q", title="attempts (B)", scale=alt.Scale(range=[40, 200]), legend=None
             ),
@@ -244,12 +245,11 @@ def ab_scatter(
             ],
         )
     )
-    sub = (
-        f"{both.height} tasks compared; above the diagonal B does better; points jittered slightly"
-    )
+    sub = f"{both.height} tasks compared; above the diagonal B does better; jittered slightly"
     if one:
-        sub += f"; {one} task(s) not shown (one run only, or not comparable)"
-    return (diag + pts).properties(width=380, height=380, title=alt.Title(title, subtitle=sub))
+        sub += f"; {one} not shown (one run only, or not comparable)"
+    head = alt.Title(title, subtitle=[f"A: {a}", f"B: {b}", sub])
+    return (diag + pts).properties(width=380, height=380, title=head)
 
 
 def transitions_chart(
@@ -278,10 +278,12 @@ def transitions_chart(
             f"{b_col}:N",
             sort=dom,
             scale=alt.Scale(domain=dom),
-            title=f"B: {b_label}",
+            title="outcome in B (candidate)",
             axis=alt.Axis(orient="top", labelAngle=0),
         ),
-        y=alt.Y(f"{a_col}:N", sort=dom, scale=alt.Scale(domain=dom), title=f"A: {a_label}"),
+        y=alt.Y(
+            f"{a_col}:N", sort=dom, scale=alt.Scale(domain=dom), title="outcome in A (baseline)"
+        ),
     )
     tips = [
         alt.Tooltip(f"{a_col}:N", title="in A"),
@@ -304,6 +306,11 @@ def transitions_chart(
         width=side,
         height=side,
         title=alt.Title(
-            title, subtitle=f"{unit} per (outcome in A, outcome in B); the diagonal is unchanged"
+            title,
+            subtitle=[
+                f"A: {a_label}",
+                f"B: {b_label}",
+                f"{unit} per (outcome in A, outcome in B); the diagonal is unchanged",
+            ],
         ),
     )

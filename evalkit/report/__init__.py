@@ -31,6 +31,9 @@ _LAZY = {
     "tasks_changed": "versus", "transitions": "versus",
 }  # fmt: skip
 
+_MODULES = {"build", "context", "export", "failures", "html", "kernel", "nbrun", "overview",
+            "parts", "summary_json", "versus"}  # fmt: skip
+
 if TYPE_CHECKING:
     from evalkit.report.context import Context
 
@@ -38,6 +41,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(f"evalkit.report.{_LAZY[name]}"), name)
+    if name in _MODULES:
+        return importlib.import_module(f"evalkit.report.{name}")
     raise AttributeError(f"module 'evalkit.report' has no attribute {name!r}")
 
 

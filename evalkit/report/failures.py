@@ -19,32 +19,27 @@ def heatmap(ctx: Context) -> Parts:
     return Parts([charts.task_heatmap(ctx.trials, order=ctx.order)])
 
 
-def exceptions_table(t: pl.DataFrame, order: list[str]) -> pl.DataFrame:
-    """One row per (error kind, exception type): trials per run, tasks hit, an example."""
+def exceptions_table(t: pl.DataFrame, pair: tuple[str, str] | None) -> pl.DataFrame:
+    """One row per (error kind, exception type): trials in A and B (when a pair is compared)
+    and in all runs, tasks hit, an example message (first line)."""
     e = t.filter(pl.col("exception_type").is_not_null())
     if e.height == 0:
         return pl.DataFrame()
     first = pl.col("exception_message").drop_nulls().first()
-    info = e.group_by("error_kind", "exception_type").agg(
-        pl.len().alias("_n"),
+    side = []
+    if pair:
+        side = [
+            (pl.col("run") == pair[0]).sum().alias("A"),
+            (pl.col("run") == pair[1]).sum().alias("B"),
+        ]
+    out = e.group_by("error_kind", "exception_type").agg(
+        *side,
+        pl.len().alias("all runs"),
         pl.col("task_name").n_unique().alias("tasks"),
-        first.str.split("\n").list.first().str.slice(0, 140).alias("example message"),
+        first.str.split("\n").list.first().str.slice(0, 120).alias("example message"),
     )
-    counts = (
-        e.group_by("error_kind", "exception_type", "run")
-        .len()
-        .pivot(on="run", index=["error_kind", "exception_type"], values="len")
-    )
-    runs = [r for r in order if r in counts.columns]
-    out = info.join(counts, on=["error_kind", "exception_type"], how="left").sort(
-        "_n", descending=True
-    )
-    return out.select(
-        pl.col("error_kind").alias("kind"),
-        pl.col("exception_type").alias("exception"),
-        *[pl.col(r).fill_null(0) for r in runs],
-        "tasks",
-        "example message",
+    return out.sort("all runs", "exception_type", descending=[True, False]).rename(
+        {"error_kind": "kind", "exception_type": "exception"}
     )
 
 
@@ -55,12 +50,18 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
     out = Parts(
         [charts.outcome_bars(t, order=ctx.order), charts.error_kind_bars(t, order=ctx.order)]
     )
-    ex = exceptions_table(t, ctx.order)
+    ex = exceptions_table(t, ctx.pair)
     if ex.height:
         out.append(H.h(4, "Most frequent exceptions"))
-        out.append(H.table(ex, {r: "int" for r in ctx.order}, max_rows=25))
+        heads = {"A": "A (baseline)", "B": "B (candidate)"}
         out.append(
-            H.note("Trials per run with each exception type (kind: Harbor's error-policy class).")
+            H.table(ex, {"A": "int", "B": "int", "all runs": "int"}, headers=heads, max_rows=25)
+        )
+        out.append(
+            H.note(
+                "Trials with each exception type (kind: Harbor's error-policy class); "
+                "'tasks': tasks where it happened, in any run."
+            )
         )
     to = (
         t.group_by("run")
@@ -143,8 +144,8 @@ def antipatterns(ctx: Context) -> Parts:
                     {
                         "rate_a": "pct1",
                         "rate_b": "pct1",
-                        "diff": "pct1",
-                        "p_value": "float",
+                        "diff": "pts",
+                        "p_value": "p",
                         "n_tasks": "int",
                     },
                     headers={

@@ -14,12 +14,16 @@ CSS = """<style>
 .ek { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif; font-size: 14px; line-height: 1.45; }
 .ek table.ek-table { border-collapse: collapse; margin: 0.4em 0 0.8em 0; font-size: 13px; }
 .ek table.ek-table th { text-align: left; border-bottom: 2px solid #444; padding: 3px 10px 3px 4px; vertical-align: bottom; }
-.ek table.ek-table td { border-bottom: 1px solid #ddd; padding: 3px 10px 3px 4px; vertical-align: top; text-align: left; }
-.ek table.ek-table td.num, .ek table.ek-table th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.ek table.ek-table td { border-bottom: 1px solid #ddd; padding: 3px 10px 3px 4px; vertical-align: top; text-align: left; overflow-wrap: break-word; }
+.ek table.ek-table td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.ek table.ek-table th.num { text-align: right; }
+.ek table.ek-table td.lead { min-width: 13em; }
 .ek table.ek-table td.nw { white-space: nowrap; }
 .ek .ek-md h1 { font-size: 1.2em; } .ek .ek-md h2 { font-size: 1.1em; } .ek .ek-md h3 { font-size: 1em; }
 .ek .ek-md pre { white-space: pre-wrap; word-break: break-word; background: #f6f6f6; padding: 6px; font-size: 12px; max-height: 30em; overflow: auto; }
-.ek .ek-md table td, .ek .ek-md table th { text-align: left; font-size: 12px; }
+.ek .ek-md table { border-collapse: collapse; }
+.ek .ek-md table td, .ek .ek-md table th { text-align: left; font-size: 12px; border-bottom: 1px solid #ddd; padding: 2px 8px 2px 2px; }
+.ek .ek-scroll { max-width: 100%; overflow-x: auto; }
 .ek table.ek-table tr:nth-child(even) td { background: #f7f7f7; }
 .ek .ek-note { color: #555; font-size: 13px; margin: 0.2em 0 0.6em 0; }
 .ek .ek-missing { border-left: 4px solid #E69F00; background: #fff8e6; padding: 6px 10px; margin: 0.4em 0; }
@@ -44,6 +48,10 @@ def fmt(v: Any, kind: str = "") -> str:
     """A value as text: pct, pct1, usd, int, tok, dur, float, or plain."""
     if v is None or (isinstance(v, float) and v != v):
         return "–"
+    if kind == "p":
+        return "< 0.001" if v < 0.001 else f"{v:.3f}"
+    if kind == "pts":
+        return f"{100 * v:+.1f} pts"
     if kind in ("pct", "pct1"):
         return f"{100 * v:.{1 if kind == 'pct1' else 0}f}%"
     if kind == "usd":
@@ -69,7 +77,14 @@ def fmt(v: Any, kind: str = "") -> str:
     return str(v)
 
 
-NUMERIC_KINDS = ("pct", "pct1", "usd", "int", "tok", "dur", "float")
+def breakable(escaped: str) -> str:
+    """Let long identifiers (run labels, paths) wrap after ``__`` and ``/``."""
+    if len(escaped) <= 24:
+        return escaped
+    return escaped.replace("__", "__<wbr>").replace("/", "/<wbr>")
+
+
+NUMERIC_KINDS = ("p", "pct", "pct1", "pts", "usd", "int", "tok", "dur", "float", "right")
 
 
 def table(
@@ -88,7 +103,7 @@ def table(
     numeric = {c: df.schema[c].is_numeric() or kinds.get(c) in NUMERIC_KINDS for c in cols}
     text = {
         c: [
-            v if c in raw and v is not None else esc(fmt(v, kinds.get(c, "")))
+            v if c in raw and v is not None else breakable(esc(fmt(v, kinds.get(c, ""))))
             for v in shown[c].to_list()
         ]
         for c in cols
@@ -96,8 +111,12 @@ def table(
     cls = {
         c: ' class="num"'
         if numeric[c]
-        else (' class="nw"' if max((len(x) for x in text[c]), default=0) <= 32 else "")
-        for c in cols
+        else (
+            ' class="nw"'
+            if max((len(x) for x in text[c]), default=0) <= 24
+            else (' class="lead"' if i == 0 else "")
+        )
+        for i, c in enumerate(cols)
     }
     head = "".join(
         ('<th class="num">' if numeric[c] else "<th>") + f"{esc(headers.get(c, c))}</th>"
@@ -110,7 +129,10 @@ def table(
     more = ""
     if df.height > max_rows:
         more = f'<p class="ek-note">… {df.height - max_rows} more rows not shown.</p>'
-    return f'<table class="ek-table"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{more}'
+    return (
+        f'<div class="ek-scroll"><table class="ek-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>{more}"
+    )
 
 
 def p(text: str, cls: str = "") -> str:

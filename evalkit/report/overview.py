@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import polars as pl
 
@@ -160,8 +161,7 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
         base = base.drop("pass_rate").join(
             s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
         )
-        k = base["k_min"].min() or 1
-        base = base.join(_pass_at_k(stats, t, int(k)), on="run", how="left")
+        base = base.join(_pass_at_k(stats, t), on="run", how="left")
     order = {r: i for i, r in enumerate(ctx.order)}
     return (
         base.with_columns(pl.col("run").replace_strict(order, default=len(order)).alias("_o"))
@@ -170,28 +170,23 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
     )
 
 
-def _pass_at_k(stats, t: pl.DataFrame, k: int) -> pl.DataFrame:
+def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
+    """Per run, with k = the run's most attempts on a task: mean pass@k and pass^k over the
+    tasks that have at least k attempts (``k_tasks`` of them)."""
     per = t.group_by("run", "task_name").agg(
         pl.len().alias("n"), passed().sum().cast(pl.Int64).alias("c")
     )
     rows = []
-    for run, g in per.group_by("run"):
+    for (run,), g in per.group_by("run"):
+        k = int(g["n"].max())
         g = g.filter(pl.col("n") >= k)
-        if g.height:
-            pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-            ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-            rows.append(
-                {
-                    "run": run[0],
-                    "pass_at_k": sum(pk) / len(pk),
-                    "pass_hat_k": sum(ph) / len(ph),
-                    "k": k,
-                }
-            )
-    return pl.DataFrame(
-        rows,
-        schema={"run": pl.String, "pass_at_k": pl.Float64, "pass_hat_k": pl.Float64, "k": pl.Int64},
-    )
+        pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        rows.append({"run": run, "k": k, "k_tasks": g.height,
+                     "pass_at_k": sum(pk) / len(pk), "pass_hat_k": sum(ph) / len(ph)})  # fmt: skip
+    schema = {"run": pl.String, "k": pl.Int64, "k_tasks": pl.Int64,
+              "pass_at_k": pl.Float64, "pass_hat_k": pl.Float64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
 
 
 def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
@@ -204,63 +199,58 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
         out.append(H.box("No trials were found.", "warn"))
         return out
     has_ci = "ci_low" in f.columns
+    conf = ctx.params.get("confidence", 0.95)
+    cost_txt = [
+        "–" if c is None else (H.fmt(c, "usd") + ("" if p == n else f" ({p} of {n} priced)"))
+        for c, p, n in f.select("cost", "priced", "trials").iter_rows()
+    ]
     f = f.with_columns(
-        pl.format("{}–{}", "k_min", "k_max").alias("attempts per task"),
-        pl.when(pl.col("priced") == 0).then(None).otherwise(pl.col("cost")).alias("cost"),
-        pl.format("{}/{}", "priced", "trials").alias("trials priced"),
+        pl.when(pl.col("k_min") == pl.col("k_max"))
+        .then(pl.col("k_min").cast(pl.String))
+        .otherwise(pl.format("{}–{}", "k_min", "k_max"))
+        .alias("attempts per task"),
+        pl.Series("cost", cost_txt, dtype=pl.String),
+        pl.format(
+            "{} / {}",
+            pl.col("tokens_in").map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String),
+            pl.col("tokens_out").map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String),
+        ).alias("tokens in / out"),
     )
-    cols = ["run", "jobs", "tasks", "trials", "attempts per task", "pass_rate"]
-    kinds = {
-        "pass_rate": "pct1",
-        "mean_reward": "float",
-        "cost": "usd",
-        "tokens_in": "tok",
-        "tokens_out": "tok",
-        "median_duration": "dur",
-        "ci": "",
-        "pass_at_k": "pct1",
-        "pass_hat_k": "pct1",
-    }
+    cols = ["run", "tasks", "trials", "attempts per task", "pass_rate"]
+    kinds = {"pass_rate": "pct1", "mean_reward": "float", "median_duration": "dur",
+             "pass_at_k": "pct1", "pass_hat_k": "pct1", "attempts per task": "right",
+             "ci": "right", "cost": "right", "tokens in / out": "right"}  # fmt: skip
     if has_ci:
-        f = f.with_columns(
-            pl.format(
-                "{}–{}", (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
-            ).alias("ci")
-        )
+        lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
+        f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
         cols += ["ci"]
     cols += ["mean_reward"]
-    k = None
+    ks = set()
     if "pass_at_k" in f.columns:
-        k = f["k"].drop_nulls().max()
+        ks = set(f["k"].drop_nulls().to_list())
         cols += ["pass_at_k", "pass_hat_k"]
-    cols += [
-        "cost",
-        "trials priced",
-        "tokens_in",
-        "tokens_out",
-        "median_duration",
-        "timeouts",
-        "errors",
-    ]
+    k = next(iter(ks)) if len(ks) == 1 else "k"
+    if len(ks) > 1:
+        cols.insert(cols.index("pass_at_k"), "k")
+    cols += ["cost", "tokens in / out", "median_duration", "timeouts", "errors"]
     heads = {
         "pass_rate": "pass rate",
         "mean_reward": "mean reward",
-        "ci": f"{ctx.params.get('confidence', 0.95):.0%} CI (%)",
+        "ci": f"{conf:.0%} CI (%)",
         "pass_at_k": f"pass@{k}",
         "pass_hat_k": f"pass^{k}",
-        "tokens_in": "tokens in",
-        "tokens_out": "tokens out",
-        "median_duration": "median trial time",
+        "median_duration": "median time / trial",
         "errors": "error kinds",
     }
     out.append(H.table(f.select(cols), kinds, headers=heads))
     if has_ci:
+        kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
         out.append(
             H.note(
-                f"CI method: {f['ci_method'][0]}. pass@{k} / pass^{k}: unbiased estimates over tasks with at least {k} attempts."
+                f"CI method: {f['ci_method'][0]}. pass@{k} / pass^{k}: unbiased estimates with "
+                f"k = {kk}, over the tasks with at least k attempts."
             )
         )
-        conf = ctx.params.get("confidence", 0.95)
         out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
         out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
     else:

@@ -56,6 +56,17 @@ def _no_pair(ctx: Context) -> Parts | None:
     return None
 
 
+def _delta(d: float | None, kind: str) -> str:
+    """A signed difference in the unit of its measure (points for rates)."""
+    if d is None:
+        return "–"
+    if kind == "pct1":
+        return _pct_pts(d)
+    sign = "+" if d > 0 else ("−" if d < 0 else "±")
+    body = f"${abs(d):.4f}" if kind == "usd" else H.fmt(abs(d), kind)
+    return f"{sign}{body}"
+
+
 def _pct_pts(v: float | None) -> str:
     return "–" if v is None else f"{100 * v:+.1f} pts"
 
@@ -107,18 +118,18 @@ def gate(ctx: Context) -> Parts:
         rows = [
             {
                 "measure": "mean reward",
-                "A": st.mean_a,
-                "B": st.mean_b,
-                "B − A": st.diff,
+                "A": f"{st.mean_a:.3f}",
+                "B": f"{st.mean_b:.3f}",
+                "B − A": f"{st.diff:+.3f}",
                 "ci": f"{st.ci_low:+.3f} … {st.ci_high:+.3f}",
                 "p": st.p_value,
                 "method": st.method,
             },
             {
                 "measure": "pass rate",
-                "A": ps.mean_a,
-                "B": ps.mean_b,
-                "B − A": ps.diff,
+                "A": f"{100 * ps.mean_a:.1f}%",
+                "B": f"{100 * ps.mean_b:.1f}%",
+                "B − A": _pct_pts(ps.diff),
                 "ci": f"{100 * ps.ci_low:+.1f} … {100 * ps.ci_high:+.1f} pts",
                 "p": ps.p_value,
                 "method": ps.method,
@@ -128,7 +139,7 @@ def gate(ctx: Context) -> Parts:
         out.append(
             H.table(
                 pl.DataFrame(rows),
-                {"A": "float", "B": "float", "B − A": "float", "p": ""},
+                {"A": "right", "B": "right", "B − A": "right", "ci": "right", "p": "p"},
                 headers={"ci": f"{conf:.0%} CI of B − A", "p": "p-value"},
             )
         )
@@ -157,15 +168,7 @@ def gate(ctx: Context) -> Parts:
     for k, label, kind in keys:
         a, b = s["a"].get(k), s["b"].get(k)
         d = None if a is None or b is None else b - a
-        dtxt = (
-            _pct_pts(d)
-            if kind == "pct1"
-            else (
-                H.fmt(d, kind)
-                if d is None or kind != "usd"
-                else f"{'+' if d >= 0 else '−'}${abs(d):.4f}"
-            )
-        )
+        dtxt = _delta(d, kind)
         rows.append(
             {
                 "": label,
@@ -174,7 +177,8 @@ def gate(ctx: Context) -> Parts:
                 "B − A": dtxt,
             }
         )
-    out.append(H.table(pl.DataFrame(rows)))
+    right = {"A (baseline)": "right", "B (candidate)": "right", "B − A": "right"}
+    out.append(H.table(pl.DataFrame(rows), right))
     out.append(
         H.note(
             "Over the comparable tasks; rates are per task then averaged over tasks. Unknown cost stays unknown (–)."
