@@ -209,3 +209,18 @@ def test_midrun_job_with_empty_trial_results_is_interrupted(tmp_path: Path) -> N
     res2 = dict(res, started_at=datetime.now().strftime("%Y-%m-%dT%H:%M:%S"))
     jd2 = job(tmp_path, "jr2", [], result=res2)
     assert _load(jd2, naive_tz="local").jobs["state"].item() == "running"
+
+
+def test_job_interrupted_by_evalkit_run_is_interrupted_at_once(tmp_path: Path) -> None:
+    # written just now (inside the activity window) but evalkit run recorded the Ctrl-C
+    res = {
+        "id": "j",
+        "started_at": datetime.now().strftime("%Y-%m-%dT%H:%M:%S"),
+        "finished_at": None,
+        "n_total_trials": 2,
+        "stats": {"n_trials": 0, "n_errors": 0, "evals": {}},
+    }
+    jd = job(tmp_path, "jc", [], result=res)
+    assert _load(jd, naive_tz="local").jobs["state"].item() == "running"
+    write(jd / "evalkit-launch.json", {"state": "interrupted"})
+    assert _load(jd, naive_tz="local").jobs["state"].item() == "interrupted"

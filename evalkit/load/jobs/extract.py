@@ -9,6 +9,10 @@ Job state rule (``state`` column), applied in ``load/api.py`` once trials are kn
   (Ctrl-C, crash: Harbor leaves exactly this state);
 * ``unknown``: no readable result.json and no recent activity.
 
+A job launched by ``evalkit run`` also has ``evalkit-launch.json``; when it says
+``interrupted`` (Ctrl-C) and the job has no ``finished_at``, the job is ``interrupted`` at
+once, without waiting for the activity window to pass.
+
 Legacy (<= 0.6.1) ``stats.n_trials / n_errors`` and 0.6.2+ ``n_completed_trials /
 n_errored_trials`` are read into the same columns; ``orchestrator.n_concurrent_trials``
 (<= 0.1.45) and top-level ``n_concurrent_trials`` likewise.
@@ -63,6 +67,7 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         return val
 
     cfg, res, lock = _read("config.json"), _read("result.json"), _read("lock.json")
+    launch = _read("evalkit-launch.json")
     stats = as_dict(res.get("stats"))
     orch = as_dict(cfg.get("orchestrator"))
     agents = [as_dict(a) for a in cfg.get("agents") or [] if isinstance(a, dict)]
@@ -106,5 +111,6 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         if cfg
         else None,
         "job_name_cfg": as_str(cfg.get("job_name")),
+        "launch_state": as_str(launch.get("state")),
     }
     return rec, errors

@@ -59,6 +59,7 @@ def jobs_frame(
                 "config_json": rec["config_json"],
                 "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
                 "__result_present": rec["result_present"],
+                "__launch_state": rec.get("launch_state"),
             }
         )
     str_cols = (
@@ -79,6 +80,7 @@ def jobs_frame(
         "format",
         "config_json",
         "state",
+        "__launch_state",
     )
     df = pl.DataFrame(
         rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
@@ -125,6 +127,8 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     return (
         pl.when(pl.col("finished_at").is_not_null())
         .then(pl.lit("complete"))
+        .when(pl.col("__launch_state") == "interrupted")
+        .then(pl.lit("interrupted"))
         .when(recent_files & recent_content)
         .then(pl.lit("running"))
         .when(pl.col("__result_present"))
