@@ -29,9 +29,9 @@ def hedge_assertion(ctx: Context) -> pl.DataFrame:
     is an honest report and not flagged. Severity high when the trial's reward is 0.
     """
     p = ctx.params("hedge_assertion")
-    m = ctx.msgs.filter(
-        pl.col("is_closing")
-        & pl.col("message").str.contains(p["hedge_regex"])
+    m = ctx.msgs.filter(pl.col("is_closing"))
+    m = m.filter(
+        pl.col("message").str.contains(p["hedge_regex"])
         & ~pl.col("message").str.contains(p["excuse_regex"])
     )
     m = _with_reward(ctx, m)
@@ -208,7 +208,8 @@ def giving_up(ctx: Context) -> pl.DataFrame:
     refusal, else low; confidence = strength.
     """
     p = ctx.params("giving_up")
-    m = ctx.msgs.filter(pl.col("is_closing") & (pl.col("message").str.strip_chars() != ""))
+    m = ctx.msgs.filter(pl.col("is_closing"))
+    m = m.filter(pl.col("message").str.contains(r"\S"))
     msg = pl.col("message").str.to_lowercase()
     total = pl.lit(0.0)
     hard = pl.lit(False)

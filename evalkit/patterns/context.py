@@ -48,6 +48,7 @@ from evalkit.patterns.prepare import (
     enrich_calls,
     gkey_expr,
     group_start,
+    grouped,
 )
 
 _STEP_KEEP = (
@@ -162,10 +163,8 @@ class Context:
         s = self.steps
         if self.common["main_only"]:
             s = s.filter(pl.col("is_main").fill_null(pl.col("traj") == "main"))
-        s = (
-            s.with_columns(gkey_expr())
-            .sort("gkey", "step_index", maintain_order=True)
-            .with_columns((pl.col("source") == "user").cast(pl.Int64).cum_sum().alias("_u"))
+        s = grouped(s.with_columns(gkey_expr()), "step_index").with_columns(
+            (pl.col("source") == "user").cast(pl.Int64).cum_sum().alias("_u")
         )
         # turn: user messages seen so far within the trajectory (global cum-sum minus offset)
         s = s.with_columns(
@@ -197,16 +196,14 @@ class Context:
             fin = (
                 fin.join(turns, on=["trial_id", "traj", "step_index"], how="left")
                 .with_columns(pl.col("turn").fill_null(0), pl.lit(True).alias("from_finish"))
-                .filter(pl.col("message").str.strip_chars() != "")
+                .filter(pl.col("message").str.contains(r"\S"))
             )
             agent = pl.concat([agent, fin.select(agent.columns)], how="vertical_relaxed").sort(
                 "gkey", "step_index", "from_finish", maintain_order=True
             )
         # closing: the last message with text in its (trajectory, turn); finish messages too
         agent = agent.with_row_index("_r")
-        txt = agent.filter(
-            (pl.col("message").str.strip_chars() != "") & ~pl.col("from_finish")
-        ).select(
+        txt = agent.filter((pl.col("message").str.contains(r"\S")) & ~pl.col("from_finish")).select(
             "_r",
             "from_finish",
             pl.col("gkey").xor(pl.col("turn").cast(pl.UInt64).hash(5)).alias("_tk"),
@@ -240,5 +237,5 @@ class Context:
     def snippet(self, e: pl.Expr) -> pl.Expr:
         """Evidence text: whitespace collapsed, cut to ``evidence_chars``."""
         n = int(self.common["evidence_chars"])
-        s = e.cast(pl.String).str.replace_all(r"\s+", " ").str.strip_chars()
+        s = e.cast(pl.String).str.slice(0, 8 * n).str.replace_all(r"\s+", " ").str.strip_chars()
         return pl.when(s.str.len_chars() > n).then(s.str.slice(0, n - 1) + "…").otherwise(s)

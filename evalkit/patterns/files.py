@@ -11,8 +11,9 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import _group1_all, basename, clean_path
+from evalkit.patterns.prepare import _group1_all, any_of, basename, clean_path
 from evalkit.patterns.registry import detector
+from evalkit.patterns.rules import ARCH_MESSAGE, ARCH_MISMATCH, FILE_CLAIM
 from evalkit.patterns.sequence import label
 
 
@@ -28,7 +29,11 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
     observations: text-embedded actions) are skipped.
     """
     p = ctx.params("unverified_file_claim")
-    m = ctx.msgs.filter(pl.col("message").str.contains(p["claim_regex"]))
+    msg = pl.col("message")
+    m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
+    if p["claim_regex"] == FILE_CLAIM:  # literal prefilter valid for the default regex only
+        m = m.filter(msg.str.contains(any_of(_CLAIM_VERBS, ignore_case=True)))
+    m = m.filter(msg.str.contains(p["claim_regex"]))
     claims = (
         m.select(
             "trial_id",
@@ -95,6 +100,17 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
 
 
 _LAB = ("cmd", "function_name", "arguments")
+#: literal prefilter for the mismatch regex (each of its alternatives contains one of these)
+_MISMATCH_HINTS = (
+    "format error", "cannot execute", "ELF class", "GLIBC_", "llegal instruction",
+    "No matching distribution", "supported wheel", "unsupported platform", "Unable to locate",
+    "command not found", "CUDA driver", "CUDA-capable",
+)  # fmt: skip
+#: literal prefilter for the claim regex (a claim needs one of its verbs)
+_CLAIM_VERBS = (
+    "created", "wrote", "written", "saved", "added", "generated", "updated", "modified", "edited",
+    "implemented", "rewrote", "rewritten", "patched", "fixed", "changed",
+)  # fmt: skip
 _ASSUME_SENTENCE = r"(?i)([^.\n]{0,60}\b(?:assum|presumably)[^.\n]{0,80})"
 _SHELL_EDIT = r"\bsed\s+-i|\bperl\s+-p?i|\bpatch\b|\bgit apply\b|\bed\s"
 
@@ -289,6 +305,11 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
         ctx.calls.select("trial_id", "traj", "seq", "step_index", "observation")
         .join(a.select("trial_id", "traj", "_aseq"), on=["trial_id", "traj"])
         .filter(pl.col("seq") >= pl.col("_aseq"))
+        .filter(
+            pl.col("observation").str.contains(any_of(_MISMATCH_HINTS)).fill_null(False)
+            if p["mismatch_regex"] == ARCH_MISMATCH  # prefilter valid for the default only
+            else pl.lit(True)
+        )
         .filter(pl.col("observation").str.contains(p["mismatch_regex"]).fill_null(False))
         .group_by("trial_id", "traj")
         .agg(
@@ -310,7 +331,13 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
             pl.when(hi).then(pl.format(" -> {}", "_mtext")).otherwise(pl.lit("")),
         ).alias("evidence"),
     )
-    m = ctx.msgs.filter(pl.col("message").str.contains(p["message_regex"]))
+    m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
+    m = m.filter(
+        pl.col("message").str.contains(any_of(["assum", "presumabl"], ignore_case=True))
+        if p["message_regex"] == ARCH_MESSAGE
+        else pl.lit(True)
+    )
+    m = m.filter(pl.col("message").str.contains(p["message_regex"]))
     probes = first_probe.select("trial_id", "traj", "_pseq").join(
         c.filter(pl.col("_probe"))
         .group_by("trial_id", "traj")

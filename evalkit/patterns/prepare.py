@@ -5,8 +5,7 @@ trajectory) and position, and adds ``seq``, ``fn``, ``cmd``, ``sig`` / ``sig_g``
 / ``obs_g``, ``err``, ``w_paths``, ``r_paths``, ``is_write``, ``is_modify``, ``is_verify``,
 ``is_finish`` and ``is_shell`` (meanings in :mod:`evalkit.patterns.context`). Everything is a
 Polars expression; regexes run only on the rows they can match (literal prefilters), long texts
-are identified by head + tail + length, and function names are normalised once per distinct
-name.
+are hashed in place, and function names are normalised once per distinct name.
 """
 
 from __future__ import annotations
@@ -84,13 +83,31 @@ _READ_HINTS = (
 _DEVNULL = r"\d*>>?&?\s*/dev/(?:null|stdout|stderr|tty)\b|\d*>&\d|&>\s*/dev/null"
 
 
-def _head_tail(e: pl.Expr, head: int = 2000, tail: int = 200) -> pl.Expr:
-    """The text itself when short, else its first ``head`` and last ``tail`` characters."""
-    return (
-        pl.when(e.str.len_bytes() <= head + tail)
-        .then(e)
-        .otherwise(pl.concat_str([e.str.slice(0, head), e.str.tail(tail)]))
-    )
+def any_of(phrases: tuple[str, ...] | list[str], *, ignore_case: bool = False) -> str:
+    """A regex matching any of the literal ``phrases`` (Polars' regex engine is much faster
+    than ``str.contains_any`` on long texts)."""
+    alt = "|".join(re.escape(p) for p in phrases) or "$^"
+    return ("(?i)" if ignore_case else "") + f"(?:{alt})"
+
+
+def grouped(df: pl.DataFrame, *order: str) -> pl.DataFrame:
+    """``df`` with each trajectory's rows together (``gkey``) and in ``order`` within it.
+
+    The rules only need that grouping, not any order between trajectories, so frames that
+    already have it (loaders emit trial by trial, step by step) are returned unsorted.
+    """
+    same = pl.col("gkey") == pl.col("gkey").shift(1)
+    inner = pl.lit(True)
+    for col in reversed(order):  # lexicographic >= on the order columns
+        prev = pl.col(col).shift(1)
+        inner = (pl.col(col) > prev) | ((pl.col(col) == prev) & inner)
+    ok = df.select(
+        (
+            (same & inner.fill_null(False))
+            | (~same.fill_null(False) & pl.col("gkey").is_first_distinct())
+        ).all()
+    ).item()
+    return df if ok else df.sort("gkey", *order, maintain_order=True)
 
 
 def gkey_expr() -> pl.Expr:
@@ -118,8 +135,8 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
         tc.select([c for c in _CALL_KEEP if c in tc.columns])
         .with_columns(pl.col("trajectory").fill_null("main").alias("traj"))
         .with_columns(gkey_expr())
-        .sort("gkey", "step_index", "call_index", maintain_order=True)
     )
+    df = grouped(df, "step_index", "call_index")
     # normalised function names: computed once per distinct name
     names = df.get_column("function_name").unique()
     fn_map = pl.DataFrame({"function_name": names}).with_columns(norm_fn().alias("fn"))
@@ -150,21 +167,16 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
         pl.col("arguments").str.extract(r'"command"\s*:\s*"(\w+)"', 1)
     )
     patch_text = pl.when(~is_shell & fn.is_in(["applypatch", "patch"])).then(pl.col("arguments"))
-    # long texts are identified by their head, tail and length (hashing whole 50 kB file
-    # contents a million times would dominate the run time)
-    args = pl.col("arguments").fill_null("")
-    sig = pl.struct(
-        fn.alias("f"),
-        pl.coalesce(pl.col("cmd"), _head_tail(args)).alias("a"),
-        pl.when(is_shell).then(0).otherwise(args.str.len_bytes()).alias("n"),
-    ).hash(7)
-    obs = pl.col("observation")
-    obs_hash = pl.struct(_head_tail(obs).alias("o"), obs.str.len_bytes().alias("n")).hash(11)
+    # full texts are hashed in place (a struct of existing columns: no copies)
+    sig = pl.struct(fn.alias("f"), pl.coalesce(pl.col("cmd"), pl.col("arguments")).alias("a")).hash(
+        7
+    )
+    obs_hash = pl.col("observation").hash(11)
     # shell paths: only commands that can write / read a file are scanned
-    cmd_w = pl.when(pl.col("cmd").str.contains_any(list(_WRITE_HINTS))).then(
+    cmd_w = pl.when(pl.col("cmd").str.contains(any_of(_WRITE_HINTS))).then(
         pl.col("cmd").str.replace_all(_DEVNULL, " ")
     )
-    cmd_r = pl.when(pl.col("cmd").str.contains_any(list(_READ_HINTS))).then(pl.col("cmd"))
+    cmd_r = pl.when(pl.col("cmd").str.contains(any_of(_READ_HINTS))).then(pl.col("cmd"))
     df = df.with_columns(
         err.fill_null(False).alias("err"),
         sig.alias("sig"),

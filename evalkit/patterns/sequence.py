@@ -188,9 +188,10 @@ def _fmt(template: pl.Expr, n: pl.Expr, lab: pl.Expr) -> pl.Expr:
     )
 
 
+#: The first error-looking line (bounded repetitions keep this linear on long outputs).
 _ERR_LINE = (
-    r"(?m)^([^\n]*(?:[Ee]rror|ERROR|FAIL|[Ff]ailed|fatal|panic|Exception|not found|denied|"
-    r"No such|[Ii]nvalid|[Cc]annot)[^\n]*)$"
+    r"([^\n]{0,160}(?:[Ee]rror|ERROR|FAIL|[Ff]ailed|fatal|panic|Exception|not found|denied|"
+    r"No such|[Ii]nvalid|[Cc]annot)[^\n]{0,80})"
 )
 
 
@@ -207,7 +208,8 @@ def repeated_failed_command(ctx: Context) -> pl.DataFrame:
         "trial_id", "sig_g", "exit_code", "step_index", "observation", "err", *_lab_cols()
     ).filter(pl.col("err"))
     obs = pl.col("observation").str.slice(0, 4000)
-    line = pl.coalesce(obs.str.extract(_ERR_LINE, 1), obs.str.extract(r"([^\n]*\S[^\n]*)\s*$", 1))
+    last_line = pl.col("observation").str.tail(300).str.extract(r"([^\n]*\S[^\n]*)\s*$", 1)
+    line = pl.coalesce(obs.str.extract(_ERR_LINE, 1), last_line)
     e = e.with_columns(
         line.str.replace_all(r"\d+", "#").str.strip_chars().fill_null("").alias("_line")
     )
@@ -320,7 +322,7 @@ def ignored_error_output(ctx: Context) -> pl.DataFrame:
     )
     m = (
         ctx.msgs.select("gkey", "step_index", "message", "from_finish")
-        .filter((pl.col("message").str.strip_chars() != "") & ~pl.col("from_finish"))
+        .filter((pl.col("message").str.contains(r"\S")) & ~pl.col("from_finish"))
         .select(
             "gkey",
             pl.col("step_index").alias("_k"),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import _group1_all, basename, within_group_index
+from evalkit.patterns.prepare import _group1_all, any_of, basename, within_group_index
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import shift_in_group
 
@@ -40,10 +40,18 @@ def _tool(ctx: Context) -> pl.Expr:
     return fn.replace(aliases) if aliases else fn
 
 
-def _msgs(ctx: Context) -> pl.DataFrame:
-    return ctx.msgs.filter(~pl.col("from_finish") & (pl.col("message") != "")).with_columns(
-        pl.col("message").str.to_lowercase().alias("_low")
+def _msgs(ctx: Context, phrases: tuple[str, ...] | list[str]) -> pl.DataFrame:
+    """Agent messages containing any of ``phrases`` (go-code: strings.ToLower + Contains),
+    with the lower-cased text in ``_low``. An ASCII case-insensitive scan picks the candidates
+    first, so the (expensive) lower-casing only runs on them."""
+    m = ctx.msgs.select("trial_id", "traj", "gkey", "step_index", "message", "from_finish")
+    m = m.filter(
+        ~pl.col("from_finish")
+        & (pl.col("message") != "")
+        & pl.col("message").str.contains(any_of(phrases, ignore_case=True))
     )
+    m = m.with_columns(pl.col("message").str.to_lowercase().alias("_low"))
+    return m.filter(pl.col("_low").str.contains(any_of(phrases)))
 
 
 def _first_phrase(phrases: tuple[str, ...]) -> pl.Expr:
@@ -112,7 +120,7 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
 def hedge_assertion(ctx: Context) -> pl.DataFrame:
     """conclusion-watcher: an agent message containing a hedge phrase ("should be", ...)."""
     ph = tuple(ctx.params("trainerd")["hedge_phrases"])
-    m = _msgs(ctx).with_columns(_first_phrase(ph).alias("_ph")).filter(pl.col("_ph").is_not_null())
+    m = _msgs(ctx, ph).with_columns(_first_phrase(ph).alias("_ph"))
     return _out(ctx, m, "hedge_assertion", 1.0, pl.col("_ph"))
 
 
@@ -120,13 +128,13 @@ def hedge_assertion(ctx: Context) -> pl.DataFrame:
 def premature_completion(ctx: Context) -> pl.DataFrame:
     """conclusion-watcher: a completion phrase with no verification in the last 3 calls."""
     t = ctx.params("trainerd")
-    m = _msgs(ctx).with_columns(_first_phrase(tuple(t["completion_phrases"])).alias("_ph"))
-    m = m.filter(pl.col("_ph").is_not_null())
+    ph = tuple(t["completion_phrases"])
+    m = _msgs(ctx, ph).with_columns(_first_phrase(ph).alias("_ph"))
     tool = pl.col("tool")
     ver = tool.is_in(list(t["verification_tools"])) | (
         pl.when(tool == t["bash_tool"])
         .then(pl.col("arguments"))
-        .str.contains_any(list(t["verification_bash_substrings"]), ascii_case_insensitive=True)
+        .str.contains(any_of(t["verification_bash_substrings"], ignore_case=True))
         .fill_null(False)
     )
     m = _with_last3(ctx, m, ver, "_v").filter(~pl.col("_v"))
@@ -138,8 +146,8 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
     """conclusion-watcher: a design claim ("the flow is", ...) with no exploration in the last
     3 calls."""
     t = ctx.params("trainerd")
-    m = _msgs(ctx).with_columns(_first_phrase(tuple(t["architecture_phrases"])).alias("_ph"))
-    m = m.filter(pl.col("_ph").is_not_null())
+    ph = tuple(t["architecture_phrases"])
+    m = _msgs(ctx, ph).with_columns(_first_phrase(ph).alias("_ph"))
     m = _with_last3(ctx, m, pl.col("tool").is_in(list(t["exploration_tools"])), "_e").filter(
         ~pl.col("_e")
     )
@@ -161,7 +169,7 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
     """conclusion-watcher: a hedged message naming a file the ledger has not seen."""
     t = ctx.params("trainerd")
     rx = t["path_regex"]
-    m = _msgs(ctx).filter(pl.col("_low").str.contains_any(list(t["hedge_phrases"])))
+    m = _msgs(ctx, tuple(t["hedge_phrases"]))
     claims = (
         m.select(
             "trial_id", "traj", "step_index", pl.col("message").str.extract_all(rx).alias("_p")
@@ -233,7 +241,7 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
     is_bash = pl.col("tool") == t["bash_tool"]
     write = pl.col("tool").is_in(list(t["write_tools"]))
     cmd = pl.when(is_bash).then(pl.col("arguments").str.json_path_match("$.command")).fill_null("")
-    destructive = is_bash & cmd.str.contains_any(list(t["destructive_bash_substrings"]))
+    destructive = is_bash & cmd.str.contains(any_of(t["destructive_bash_substrings"]))
     # candidates first (rare); the ledger checks then run on their trajectories only
     cand = c.filter(write | destructive)
     if cand.height == 0:

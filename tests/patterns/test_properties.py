@@ -134,3 +134,18 @@ def test_trainerd_skipped_diagnostic_reference(tools):
         if t in ("write_file", "edit_file") and not (i > 0 and tools[i - 1] in diag)
     ]
     assert sorted(f["step_start"].to_list()) == ref
+
+
+@SETTINGS
+@given(traj_st, traj_st, st.randoms(use_true_random=False))
+def test_row_order_of_the_input_does_not_matter(a, b, rnd):
+    f = combine(build(a, trial_id="a"), build(b, trial_id="b"))
+    shuffled = {}
+    for k, df in f.items():
+        idx = list(range(df.height))
+        rnd.shuffle(idx)
+        shuffled[k] = df[idx]
+    cols = ["trial_id", "detector", "mode", "step_start", "step_end", "severity", "evidence"]
+    x = ep.detect(f, mode=("structural", "trainerd")).select(cols).sort(cols)
+    y = ep.detect(shuffled, mode=("structural", "trainerd")).select(cols).sort(cols)
+    assert x.equals(y)
