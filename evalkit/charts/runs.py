@@ -62,12 +62,18 @@ def pass_rate_ci(
         for c in ("n_tasks", "n_trials", "attempts_max", "mean_reward", "ci_method")
         if c in summ.columns
     ]
-    method = summ["ci_method"][0] if "ci_method" in summ.columns and summ.height else "CI"
+    methods = (
+        summ["ci_method"].drop_nulls().unique(maintain_order=True).to_list()
+        if "ci_method" in summ.columns
+        else []
+    )
+    method = ", ".join(methods) if methods else "CI"
     tips = [
         alt.Tooltip(f"{by}:N", title="run"),
         alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
         alt.Tooltip("ci_low:Q", format=PCT1, title="CI low"),
         alt.Tooltip("ci_high:Q", format=PCT1, title="CI high"),
+        *([alt.Tooltip("ci_method:N", title="CI method")] if "ci_method" in summ.columns else []),
     ] + [
         alt.Tooltip(f"{c}:Q", title=t, format=f)
         for c, t, f in (

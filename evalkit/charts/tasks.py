@@ -23,6 +23,8 @@ from evalkit.charts._style import (
     passed,
 )
 
+UNKNOWN_TASK = "(unknown task)"
+
 
 def task_cells(
     df: pl.DataFrame | pl.LazyFrame,
@@ -30,8 +32,9 @@ def task_cells(
     task: str = "task_name",
     reward: str = "reward",
 ) -> pl.DataFrame:
-    """One row per (run, task): attempts, passes, pass_rate, mean_reward, mean cost, outcomes."""
-    df = frame(df, by, task, reward)
+    """One row per (run, task): attempts, passes, pass_rate, mean_reward, mean cost, outcomes.
+    A missing task name is shown as "(unknown task)"."""
+    df = frame(df, by, task, reward).with_columns(pl.col(task).fill_null(UNKNOWN_TASK))
     cost = pl.col("cost_usd").mean() if "cost_usd" in df.columns else pl.lit(None, pl.Float64)
     outs = (
         pl.col("outcome").sort().unique(maintain_order=True).str.join(", ")

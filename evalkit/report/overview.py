@@ -189,6 +189,14 @@ def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
+def _methods(f: pl.DataFrame) -> str:
+    """The interval method, or each run's when they differ (evalkit.stats picks per run)."""
+    m = f.select("run", "ci_method").drop_nulls()
+    if m["ci_method"].n_unique() <= 1:
+        return m["ci_method"][0] if m.height else "–"
+    return "; ".join(f"{r}: {x}" for r, x in m.iter_rows())
+
+
 def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     """The runs table: pass rate with CI, reward, attempts, pass@k, cost, tokens, time, errors;
     then the pass-rate and pass@k charts."""
@@ -247,7 +255,7 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
         kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
         out.append(
             H.note(
-                f"CI method: {f['ci_method'][0]}. pass@{k} / pass^{k}: unbiased estimates with "
+                f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
                 f"k = {kk}, over the tasks with at least k attempts."
             )
         )
