@@ -161,3 +161,16 @@ def test_cli_compare_report(nightly_runs: Path, tmp_path: Path) -> None:
         and s["report"]["params"]["gate_alpha"] == 0.1
     )
     assert external_resources(html.read_text()) == []
+
+
+def test_explore_notebook_runs(nightly_runs: Path, tmp_path: Path) -> None:
+    from evalkit.report import execute
+
+    nb = execute(
+        Path(__file__).resolve().parents[2] / "notebooks" / "explore.ipynb",
+        tmp_path / "explore.ipynb",
+        {"runs_dir": str(nightly_runs), "run_by": "job"},
+    )
+    outs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert not [o for o in outs if o.get("output_type") == "error"]
+    assert "application/vnd.jupyter.widget-state+json" in nb.metadata.get("widgets", {})
