@@ -47,6 +47,12 @@ def _transitions_html(trans: pl.DataFrame) -> str:
     return f"<table><tr><th></th>{head}</tr>{rows}</table>"
 
 
+def _pick(options: list[tuple[str, str]], want_pass: bool) -> str | None:
+    """The first attempt that passed (or did not), else the first attempt."""
+    hit = next((v for lab, v in options if (" pass " in lab) == want_pass), None)
+    return hit or (options[0][1] if options else None)
+
+
 class CompareExplorer(W.VBox):
     """``CompareExplorer(runs)``: A / B pickers (default: the two newest runs), a Compare
     button, the outcome transitions, the per-task table (changed tasks first) and, for the
@@ -156,6 +162,12 @@ class CompareExplorer(W.VBox):
         if self.tasks.value is None:
             self._on_task(task)
 
+    def _bucket(self, task: str) -> str | None:
+        if self.task_rows.height == 0:
+            return None
+        row = self.task_rows.filter(pl.col("task_name") == task)
+        return row["bucket"][0] if row.height else None
+
     def _attempts(self, run: str, task: str) -> list[tuple[str, str]]:
         t = self.index.trials.filter((pl.col("run") == run) & (pl.col("task_name") == task)).sort(
             "attempt"
@@ -172,13 +184,11 @@ class CompareExplorer(W.VBox):
         self._busy = True  # one redraw below, not one per attempt widget change
         try:
             self.attempt_a.options, self.attempt_b.options = oa, ob
-            # default: A's passing attempt against B's failing one (what broke), else the first ones
-            self.attempt_a.value = next(
-                (v for lab, v in oa if " pass " in lab), oa[0][1] if oa else None
-            )
-            self.attempt_b.value = next(
-                (v for lab, v in ob if " pass " not in lab), ob[0][1] if ob else None
-            )
+            # default: the attempts that show the change: for a fixed task A's failing one
+            # against B's passing one, otherwise (broken or unchanged) A's pass against B's fail
+            fixed = self._bucket(task) == "only_b"
+            self.attempt_a.value = _pick(oa, want_pass=not fixed)
+            self.attempt_b.value = _pick(ob, want_pass=fixed)
         finally:
             self._busy = False
         self._draw_pair()

@@ -32,6 +32,7 @@ CSS = """<style>
 .ekw pre { white-space: pre-wrap; word-break: break-word; margin: 3px 0; font-size: 12px; max-height: 28em; overflow: auto; }
 .ekw .finding-box { border-left: 4px solid #E69F00; background: #fff8e6; padding: 3px 8px; margin: 4px 0; }
 .ekw .muted { color: #666; } .ekw table td { padding: 1px 8px 1px 0; vertical-align: top; text-align: left; }
+.ekw table th { padding: 2px 10px 2px 0; text-align: left; font-size: 13px; }
 .ekw .diverge { box-shadow: 0 0 0 3px #CC79A7 inset; }
 </style>"""
 

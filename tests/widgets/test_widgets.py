@@ -146,6 +146,9 @@ def test_compare_explorer_side_by_side(index: TrialIndex) -> None:
     assert ' diverge"' in c.pane_a.value and ' diverge"' in c.pane_b.value
     assert "call 1" in c.divergence.value
     assert "<script>" not in c.pane_a.value + c.pane_b.value
+    c.tasks.value = "t-fixed"  # a fixed task opens on A's failing and B's passing attempt
+    assert c.index.row(c.attempt_a.value)["outcome"] == "fail"
+    assert c.index.row(c.attempt_b.value)["outcome"] == "pass"
     c.a.value, c.b.value = "B", "A"
     c.go.click()
     assert "1 fixed" in c.status.value
