@@ -143,16 +143,30 @@ def paired_rate_diff(
 def _paired(
     sub: pl.DataFrame, a: Any, b: Any, by: str, task: str, confidence: float, seed: int
 ) -> dict:
+    if task not in sub.columns:
+        return _empty_row(f"no {task!r} column to pair on")
+    sides = set(sub.get_column(by).unique().to_list())
+    if a not in sides or b not in sides:
+        return _empty_row("a run has no trial with a trajectory")
     try:
         from evalkit.stats import paired
     except ImportError:  # pragma: no cover - evalkit.stats ships with evalkit
         return _bootstrap(sub, a, b, by, task, confidence, seed)
-    r = paired(sub, a, b, by=by, task=task, reward="flagged", confidence=confidence, seed=seed)
+    try:
+        r = paired(sub, a, b, by=by, task=task, reward="flagged", confidence=confidence, seed=seed)
+    except ValueError as e:  # e.g. no common task
+        return _empty_row(f"not computed: {e}")
     return {
         "n_tasks": int(r.n_tasks), "rate_a": r.mean_a, "rate_b": r.mean_b, "diff": r.diff,
         "ci_low": r.ci_low, "ci_high": r.ci_high, "p_value": r.p_value,
         "mcnemar_exact_p": getattr(r, "mcnemar_exact_p", None), "method": str(r.method),
     }  # fmt: skip
+
+
+def _empty_row(why: str) -> dict:
+    nan = float("nan")
+    return {"n_tasks": 0, "rate_a": nan, "rate_b": nan, "diff": nan, "ci_low": nan,
+            "ci_high": nan, "p_value": nan, "mcnemar_exact_p": None, "method": why}  # fmt: skip
 
 
 def _bootstrap(
@@ -161,9 +175,7 @@ def _bootstrap(
     per = sub.group_by(task, by).agg(pl.col("flagged").mean())
     wide = per.pivot(on=by, index=task, values="flagged").drop_nulls()
     if str(a) not in wide.columns or str(b) not in wide.columns or wide.height == 0:
-        nan = float("nan")
-        return {"n_tasks": 0, "rate_a": nan, "rate_b": nan, "diff": nan, "ci_low": nan,
-                "ci_high": nan, "p_value": nan, "mcnemar_exact_p": None, "method": "none"}  # fmt: skip
+        return _empty_row("no common task")
     ra, rb = wide[str(a)].to_numpy(), wide[str(b)].to_numpy()
     d = rb - ra
     rng = np.random.default_rng(seed)

@@ -78,3 +78,24 @@ def test_rates_from_detect_output_on_frames():
     f = combine(frames(loop, trial_id="1", run="r"), frames(ok, trial_id="2", run="r"))
     r = ep.detector_rates(ep.detect(f), f["trials"], detectors=["retry_loop"]).row(0, named=True)
     assert (r["n_trials"], r["n_flagged"]) == (2, 1)
+
+
+def test_paired_rate_difference_degrades_gracefully():
+    t = _trials()
+    only_a = t.filter(pl.col("run") == "A").with_columns(pl.lit(True).alias("has_trajectory"))
+    d = ep.paired_rate_diff(_findings(), only_a, "A", "B", detectors=["retry_loop"]).row(
+        0, named=True
+    )
+    assert d["n_tasks"] == 0 and "no trial" in d["method"]
+    no_task = t.drop("task_name")
+    d = ep.paired_rate_diff(_findings(), no_task, "A", "B", detectors=["retry_loop"]).row(
+        0, named=True
+    )
+    assert d["n_tasks"] == 0 and "task_name" in d["method"]
+    disjoint = t.with_columns(
+        pl.concat_str([pl.col("run"), pl.col("task_name")]).alias("task_name")
+    )
+    d = ep.paired_rate_diff(_findings(), disjoint, "A", "B", detectors=["retry_loop"]).row(
+        0, named=True
+    )
+    assert d["n_tasks"] == 0
