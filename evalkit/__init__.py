@@ -15,7 +15,8 @@ __version__ = "0.1.0"
 
 from evalkit import compare as compare
 from evalkit import load as load  # a callable module: evalkit.load(paths)
+from evalkit import patterns as patterns  # registers the runs.findings provider
 from evalkit import stats as stats
 from evalkit.load import Runs as Runs
 
-__all__ = ["Runs", "__version__", "compare", "load", "stats"]
+__all__ = ["Runs", "__version__", "compare", "load", "patterns", "stats"]

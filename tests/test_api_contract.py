@@ -25,3 +25,10 @@ def test_runs_frames_and_required_columns() -> None:
     }.items():
         df = getattr(runs, frame)
         assert set(cols.split()) <= set(df.columns), frame
+
+
+def test_findings_provider_is_registered_by_import_evalkit() -> None:
+    from evalkit.load import runs as runs_mod
+
+    assert runs_mod._findings_provider is not None
+    assert callable(evalkit.patterns.detect)
