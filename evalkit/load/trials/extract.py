@@ -1,8 +1,13 @@
 """Extract one Harbor trial folder into a flat raw record (strings and numbers only).
 
-Runs once per trial folder, in a thread pool; everything that can be done per column
-(timestamp parsing, outcome, error kind, run label, attempt numbering) happens later in
-``trials/table.py`` as Polars expressions. ``RAW_SCHEMA`` lists the raw record's fields.
+Runs once per trial folder (``trials/table.py``); everything that can be done per column
+(timestamp parsing, outcome, error kind, run label, attempt numbering) happens later as
+Polars expressions (``trials/derive.py``). ``RAW_SCHEMA`` lists the raw record's fields.
+
+This is the hottest loop of a cold load, so it is written for speed (docs/performance.md):
+one listdir, one non-blocking open + fstat + read of result.json (the fstat also gives the
+trial signature), type checks inline instead of helper calls. Its output is pinned record
+for record to the plain original kept in ``tests/load/reference_extract.py``.
 
 Reward precedence (harbor-format.md §1, §6): ``verifier_result.rewards`` of result.json
 (else the last step's, for multi-step tasks); only when result.json has no rewards are the
@@ -16,12 +21,24 @@ load error of type 'non_numeric_reward' for that key.
 from __future__ import annotations
 
 import os
+from stat import S_ISREG
 from typing import Any
 
 import polars as pl
+from orjson import JSONDecodeError
+from orjson import loads as _loads
 
+from evalkit.load.cache import file_sig
 from evalkit.load.errors import LoadError
-from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
+from evalkit.load.io import (
+    as_dict,
+    as_int,
+    finite_float,
+    max_bytes,
+    parse_json,
+    read_bytes,
+    read_json,
+)
 from evalkit.load.trials.columns import REWARD_ITEM
 
 RAW_SCHEMA: dict[str, pl.DataType] = {
@@ -89,11 +106,6 @@ def _task_ref(task_id: Any) -> tuple[str | None, str | None]:
 
 def _ts(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
-
-
-def _phase(res: dict, key: str) -> tuple[str | None, str | None]:
-    p = as_dict(res.get(key))
-    return _ts(p.get("started_at")), _ts(p.get("finished_at"))
 
 
 def _numeric_rewards(
@@ -200,31 +212,82 @@ def _json_first(trial_dir: str, config: dict, names: set[str]) -> bool:
     return "mounts_json" not in env
 
 
-def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]]:
-    """One raw record (in RAW_FIELDS order) and the load errors met in this trial folder."""
-    errors: list[LoadError] = []
-    rec: list[Any] = [None] * len(RAW_FIELDS)
-    rec[_IDX["trial_dir"]] = trial_dir
+_EMPTY: dict = {}  # shared read-only default
+_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_REWARD_FILES = frozenset(("reward.json", "reward.txt"))
+_VERIFIER_OUTPUT = frozenset(("test-stdout.txt", "ctrf.json", "test-stderr.txt"))
+
+
+def _read(path: str, cap: int) -> tuple[bytes | None, LoadError | None, str]:
+    """(bytes, error, 'size:mtime_ns') of a file.
+
+    One non-blocking open + fstat + read for a regular file within the cap (the signature
+    comes from the same fstat); anything unusual (missing, folder, FIFO, over the cap, a
+    size that changed while reading) goes through ``io.read_bytes`` for the exact error.
+    """
     try:
-        names = set(os.listdir(trial_dir))
+        fd = os.open(path, _OPEN)
+    except OSError:
+        pass
+    else:
+        try:
+            st = os.fstat(fd)
+            size = st.st_size
+            if S_ISREG(st.st_mode) and size <= cap:
+                data = os.read(fd, size + 1)
+                if len(data) == size:
+                    return data, None, f"{size}:{st.st_mtime_ns}"
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    data, err = read_bytes(path, "trial", cap)
+    return data, err, file_sig(path)
+
+
+def _parse(data: bytes, path: str) -> tuple[Any, LoadError | None]:
+    try:
+        return _loads(data), None
+    except JSONDecodeError:
+        return parse_json(data, path, "trial")  # empty file, NaN literals, bad UTF-8
+
+
+def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError], str]:
+    """One raw record (in RAW_FIELDS order), the load errors met in this trial folder, and
+    the trial's signature (the same text as ``trials/table.py``'s ``trial_sig``, taken from
+    the syscalls the extraction makes anyway: the fstat of result.json is free).
+    """
+    errors: list[LoadError] = []
+    cap = max_bytes()
+    # os.path.join(trial_dir, name) for the names joined below, without the call
+    base = trial_dir + "/" if trial_dir and not trial_dir.endswith("/") else trial_dir
+    sig_dir = file_sig(trial_dir)
+    try:
+        names = os.listdir(trial_dir)
+        listed = True
     except OSError as e:
         errors.append(
             LoadError(
                 trial_dir, "trial", "unreadable", f"{type(e).__name__}: {e}", trial_id=trial_id
             )
         )
-        names = set()
-    res: dict = {}
+        names = []
+        listed = False
+    res: dict = _EMPTY
+    res_path = base + "result.json"
+    sig_res = "-"
     if "result.json" in names:
-        val, err = read_json(os.path.join(trial_dir, "result.json"), "trial")
+        data, err, sig_res = _read(res_path, cap)
+        if err is None:
+            val, err = _parse(data, res_path)
         if err is not None:
             errors.append(
                 LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
             )
-        elif not isinstance(val, dict):
+        elif type(val) is not dict:
             errors.append(
                 LoadError(
-                    os.path.join(trial_dir, "result.json"),
+                    res_path,
                     "trial",
                     "wrong_type",
                     f"result.json holds a {type(val).__name__}, expected an object",
@@ -233,61 +296,77 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             )
         else:
             res = val
-    rec[_IDX["result_present"]] = bool(res)
-    config = as_dict(res.get("config"))
-    if not config and "config.json" in names:
-        val, err = read_json(os.path.join(trial_dir, "config.json"), "trial")
-        if err is not None:
-            errors.append(
-                LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
-            )
-        elif isinstance(val, dict):
-            config = val
-    agent_cfg = as_dict(config.get("agent"))
-    task_cfg = as_dict(config.get("task"))
+    elif not listed:
+        sig_res = file_sig(res_path)
+    get = res.get
+    config = get("config")
+    if type(config) is not dict or not config:
+        config = _EMPTY
+        if "config.json" in names:
+            val, err = read_json(base + "config.json", "trial", cap)
+            if err is not None:
+                errors.append(
+                    LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
+                )
+            elif type(val) is dict:
+                config = val
+    cget = config.get
+    agent_cfg = cget("agent")
+    agent_cfg = agent_cfg if type(agent_cfg) is dict else _EMPTY
+    task_cfg = cget("task")
+    task_cfg = task_cfg if type(task_cfg) is dict else _EMPTY
 
-    rec[_IDX["result_id"]] = as_str(res.get("id"))
-    rec[_IDX["recorded_job_id"]] = as_str(config.get("job_id"))
-    rec[_IDX["trial_name"]] = (
-        as_str(res.get("trial_name"))
-        or as_str(config.get("trial_name"))
-        or os.path.basename(trial_dir)
-    )
-    task_name = as_str(res.get("task_name")) or as_str(task_cfg.get("name"))
-    if task_name is None and task_cfg.get("path"):
-        task_name = os.path.basename(str(task_cfg.get("path")).rstrip("/"))
-    rec[_IDX["task_name"]] = task_name
-    rec[_IDX["task_source"]] = as_str(res.get("source")) or as_str(task_cfg.get("source"))
-    ref, kind = _task_ref(res.get("task_id") if res.get("task_id") is not None else task_cfg)
-    rec[_IDX["task_ref"]], rec[_IDX["task_ref_kind"]] = ref, kind
-    rec[_IDX["task_checksum"]] = as_str(res.get("task_checksum"))
+    trial_name = get("trial_name")
+    if type(trial_name) is not str or not trial_name:
+        trial_name = cget("trial_name")
+        if type(trial_name) is not str or not trial_name:
+            trial_name = os.path.basename(trial_dir)
+    task_name = get("task_name")
+    if type(task_name) is not str or not task_name:
+        t = task_cfg.get("name")
+        task_name = t if type(t) is str else None
+        if task_name is None and task_cfg.get("path"):
+            task_name = os.path.basename(str(task_cfg.get("path")).rstrip("/"))
+    task_source = get("source")
+    if type(task_source) is not str or not task_source:
+        task_source = task_cfg.get("source")
+        task_source = task_source if type(task_source) is str else None
+    tid_raw = get("task_id")
+    task_ref, task_ref_kind = _task_ref(tid_raw if tid_raw is not None else task_cfg)
 
-    info = as_dict(res.get("agent_info"))
-    minfo = as_dict(info.get("model_info"))
-    version = as_str(info.get("version"))
-    rec[_IDX["agent_name"]] = (
-        as_str(info.get("name"))
-        or as_str(agent_cfg.get("name"))
-        or as_str(agent_cfg.get("import_path"))
-    )
-    rec[_IDX["agent_version"]] = (
-        version.splitlines()[0].strip() if version and version.strip() else version
-    )
-    rec[_IDX["agent_import_path"]] = as_str(agent_cfg.get("import_path"))
-    provider, mname = as_str(minfo.get("provider")), as_str(minfo.get("name"))
-    cfg_model = as_str(agent_cfg.get("model_name"))
-    if mname:
-        rec[_IDX["model_name"]] = f"{provider}/{mname}" if provider and "/" not in mname else mname
+    info = get("agent_info")
+    info = info if type(info) is dict else _EMPTY
+    minfo = info.get("model_info")
+    minfo = minfo if type(minfo) is dict else _EMPTY
+    version = info.get("version")
+    if type(version) is not str:
+        version = None
+    elif version.strip():
+        version = version.splitlines()[0].strip()
+    agent_name = info.get("name")
+    if type(agent_name) is not str or not agent_name:
+        agent_name = agent_cfg.get("name")
+        if type(agent_name) is not str or not agent_name:
+            agent_name = agent_cfg.get("import_path")
+            agent_name = agent_name if type(agent_name) is str else None
+    import_path = agent_cfg.get("import_path")
+    provider, mname = minfo.get("provider"), minfo.get("name")
+    provider = provider if type(provider) is str else None
+    cfg_model = agent_cfg.get("model_name")
+    cfg_model = cfg_model if type(cfg_model) is str else None
+    if type(mname) is str and mname:
+        model_name = f"{provider}/{mname}" if provider and "/" not in mname else mname
     else:
-        rec[_IDX["model_name"]] = cfg_model
+        model_name = cfg_model
     if provider is None and cfg_model and "/" in cfg_model:
         provider = cfg_model.split("/", 1)[0]
-    rec[_IDX["model_provider"]] = provider
 
     # rewards
-    steps = res.get("step_results") if isinstance(res.get("step_results"), list) else []
-    vr = res.get("verifier_result")
-    raw_rewards = as_dict(vr).get("rewards") if isinstance(vr, dict) else None
+    steps = get("step_results")
+    if type(steps) is not list:
+        steps = ()
+    vr = get("verifier_result")
+    raw_rewards = vr.get("rewards") if type(vr) is dict else None
     if raw_rewards is None and steps:
         for s in reversed(steps):
             r = as_dict(as_dict(s).get("verifier_result")).get("rewards")
@@ -295,95 +374,139 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
                 raw_rewards = r
                 break
     items = (
-        _numeric_rewards(raw_rewards, os.path.join(trial_dir, "result.json"), trial_id, errors)
-        if raw_rewards is not None
-        else []
+        _numeric_rewards(raw_rewards, res_path, trial_id, errors) if raw_rewards is not None else []
     )
     source = "result" if items else None
     has_reward_file = False
-    vnames: set[str] = set()
+    vnames: frozenset[str] | set[str] = frozenset()
+    sig_ver = sig_agent = "-"
     if "verifier" in names:
+        vdir = base + "verifier"
+        sig_ver = file_sig(vdir)
         try:
-            vnames = set(os.listdir(os.path.join(trial_dir, "verifier")))
+            vnames = set(os.listdir(vdir))
         except OSError:
-            vnames = set()
-        has_reward_file = bool(vnames & {"reward.json", "reward.txt"})
+            vnames = frozenset()
+        has_reward_file = not vnames.isdisjoint(_REWARD_FILES)
+    elif not listed:
+        sig_ver = file_sig(base + "verifier")
     if not items and has_reward_file:
         file_items, fsrc = _reward_files(
-            trial_dir, _json_first(trial_dir, config, names), trial_id, errors
+            trial_dir, _json_first(trial_dir, config, set(names)), trial_id, errors
         )
         if file_items:
             items, source = file_items, fsrc
-    rec[_IDX["rewards"]] = items
-    rec[_IDX["reward"]] = primary_reward(items) if res else None
-    rec[_IDX["reward_source"]] = source
-    rv = res.get("reward_valid")
-    rec[_IDX["reward_valid_recorded"]] = rv if isinstance(rv, bool) else None
+    rv = get("reward_valid")
 
-    exc = as_dict(res.get("exception_info"))
-    if not exc and steps:
+    exc = get("exception_info")
+    if type(exc) is not dict or not exc:
+        exc = _EMPTY
         for s in steps:
             e = as_dict(as_dict(s).get("exception_info"))
             if e:
                 exc = e
                 break
-    rec[_IDX["exception_type"]] = as_str(exc.get("exception_type"))
-    msg = exc.get("exception_message")
-    rec[_IDX["exception_message"]] = (
-        msg if isinstance(msg, str) else (None if msg is None else str(msg))
-    )
-    rec[_IDX["ts_exception"]] = _ts(exc.get("occurred_at"))
+    msg = exc.get("exception_message") if exc else None
+    ts_exc = exc.get("occurred_at") if exc else None
 
-    rec[_IDX["ts_started"]] = _ts(res.get("started_at"))
-    rec[_IDX["ts_finished"]] = _ts(res.get("finished_at"))
-    rec[_IDX["ts_env_start"]], rec[_IDX["ts_env_end"]] = _phase(res, "environment_setup")
-    rec[_IDX["ts_asetup_start"]], rec[_IDX["ts_asetup_end"]] = _phase(res, "agent_setup")
-    rec[_IDX["ts_agent_start"]], rec[_IDX["ts_agent_end"]] = _phase(res, "agent_execution")
-    rec[_IDX["ts_verifier_start"]], rec[_IDX["ts_verifier_end"]] = _phase(res, "verifier")
-
-    ar = res.get("agent_result")
-    if isinstance(ar, dict):
-        rec[_IDX["n_input_tokens"]] = as_int(ar.get("n_input_tokens"))
-        rec[_IDX["n_cache_tokens"]] = as_int(ar.get("n_cache_tokens"))
-        rec[_IDX["n_output_tokens"]] = as_int(ar.get("n_output_tokens"))
-        rec[_IDX["cost_usd"]] = finite_float(ar.get("cost_usd"))
+    tokens: list[Any] = [None, None, None, None]
+    ar = get("agent_result")
+    if type(ar) is dict:
+        tokens = [
+            as_int(ar.get("n_input_tokens")),
+            as_int(ar.get("n_cache_tokens")),
+            as_int(ar.get("n_output_tokens")),
+            finite_float(ar.get("cost_usd")),
+        ]
     elif steps:  # multi-step: sum the steps' agent results (unknown stays unknown)
-        for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd"):
+        for i, key in enumerate(
+            ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd")
+        ):
             vals = [as_dict(as_dict(s).get("agent_result")).get(key) for s in steps]
             conv = [finite_float(v) if key == "cost_usd" else as_int(v) for v in vals]
             if conv and all(c is not None for c in conv):
-                rec[_IDX[key]] = sum(conv)  # type: ignore[arg-type]
+                tokens[i] = sum(conv)  # type: ignore[arg-type]
 
     # evidence
     has_traj = False
     if "agent" in names:
-        adir = os.path.join(trial_dir, "agent")
-        has_traj = os.path.isfile(os.path.join(adir, "trajectory.json")) or any(
+        adir = base + "agent"
+        sig_agent = file_sig(adir)
+        has_traj = os.path.isfile(adir + "/trajectory.json") or any(
             n.endswith(".trajectory.json") for n in _safe_list(adir)
         )
+    elif not listed:
+        sig_agent = file_sig(base + "agent")
     if not has_traj and "steps" in names:
-        sdir = os.path.join(trial_dir, "steps")
+        sdir = base + "steps"
         has_traj = any(
             os.path.isfile(os.path.join(sdir, s, "agent", "trajectory.json"))
             for s in _safe_list(sdir)
         )
-    rec[_IDX["has_trajectory"]] = has_traj
-    rec[_IDX["has_reward_file"]] = has_reward_file or bool(items and source == "result")
-    rec[_IDX["has_verifier_output"]] = bool(
-        vnames & {"test-stdout.txt", "ctrf.json", "test-stderr.txt"}
-    )
-    rec[_IDX["has_artifacts_manifest"]] = "artifacts" in names and os.path.isfile(
-        os.path.join(trial_dir, "artifacts", "manifest.json")
-    )
     hints = []
     if "schema_version" in res:
-        hints.append(f"v{res.get('schema_version')}")
+        hints.append(f"v{get('schema_version')}")
     if "lock.json" in names:
         hints.append("trial-lock")
     if steps:
         hints.append("multi-step")
-    rec[_IDX["harbor_schema"]] = ",".join(hints) or None
-    return tuple(rec), errors
+    env_s, env_e = _span(get("environment_setup"))
+    as_s, as_e = _span(get("agent_setup"))
+    ag_s, ag_e = _span(get("agent_execution"))
+    v_s, v_e = _span(get("verifier"))
+    rec = (
+        trial_dir,
+        bool(res),
+        _str(get("id")),
+        _str(cget("job_id")),
+        trial_name,
+        task_name,
+        task_source,
+        task_ref,
+        task_ref_kind,
+        _str(get("task_checksum")),
+        agent_name,
+        version,
+        import_path if type(import_path) is str else None,
+        model_name,
+        provider,
+        items,
+        primary_reward(items) if res else None,
+        source,
+        rv if type(rv) is bool else None,
+        _str(exc.get("exception_type")) if exc else None,
+        msg if type(msg) is str else (None if msg is None else str(msg)),
+        ts_exc if type(ts_exc) is str and ts_exc else None,
+        _ts(get("started_at")),
+        _ts(get("finished_at")),
+        env_s,
+        env_e,
+        as_s,
+        as_e,
+        ag_s,
+        ag_e,
+        v_s,
+        v_e,
+        *tokens,
+        has_traj,
+        has_reward_file or bool(items and source == "result"),
+        not vnames.isdisjoint(_VERIFIER_OUTPUT),
+        "artifacts" in names and os.path.isfile(base + "artifacts/manifest.json"),
+        ",".join(hints) or None,
+    )
+    return rec, errors, f"{sig_dir}|{sig_res}|{sig_ver}|{sig_agent}"
+
+
+def _span(p: Any) -> tuple[str | None, str | None]:
+    """(started_at, finished_at) of a phase object, each a non-empty string or None."""
+    if type(p) is not dict:
+        return None, None
+    a, b = p.get("started_at"), p.get("finished_at")
+    return (a if type(a) is str and a else None), (b if type(b) is str and b else None)
+
+
+def _str(v: Any) -> str | None:
+    return v if type(v) is str else None
 
 
 def _safe_list(path: str) -> list[str]:

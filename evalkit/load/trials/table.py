@@ -16,6 +16,7 @@ Polars expressions, because it depends on load options, not on the files alone.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -152,22 +153,23 @@ def plan_job(
 def extract_all(
     plans: list[JobTrials], *, progress: bool, workers: int | None = None, sigs: bool = True
 ) -> None:
-    """Extract every planned trial in one thread pool (I/O bound), in place.
+    """Extract every planned trial, in place.
 
-    Work is handed out in chunks so the pool's per-task locking does not dominate; file
-    reads and stats release the GIL, JSON parsing does not, so a few threads suffice.
+    Serial by default: file reads are quick syscalls on local disks and JSON parsing and
+    extraction hold the GIL, so threads only add lock hand-offs (measured slower, see
+    docs/performance.md). ``workers=N`` (N > 1) keeps a thread pool for slow network storage.
+    The cyclic garbage collector is paused while records pile up (they hold no cycles).
     """
     work = [(pi, k) for pi, p in enumerate(plans) for k in range(len(p.todo))]
     if not work:
         return
-    workers = workers or min(8, (os.cpu_count() or 2) * 2)
 
     def run_one(pi: int, k: int) -> tuple[tuple, list[LoadError], str]:
         d, tid, sig = plans[pi].todo[k]
-        if not sig and sigs:
-            sig = trial_sig(d)
         try:
-            rec, errs = extract_trial(d, tid)
+            rec, errs, s = extract_trial(d, tid)
+            if sigs and not sig:  # else already taken by plan_job, or not needed
+                sig = s
         except Exception as e:  # a reader bug must not kill the whole load
             rec = tuple([d] + [None] * (len(RAW_SCHEMA) - 1))
             errs = [
@@ -189,11 +191,17 @@ def extract_all(
 
     size = 256
     chunks = [work[i : i + size] for i in range(0, len(work), size)]
-    if len(chunks) == 1 or workers <= 1:
-        results = [r for c in chunks for r in run_chunk(c)]
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as ex:
-            results = [r for part in ex.map(run_chunk, chunks) for r in part]
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        if len(chunks) == 1 or workers is None or workers <= 1:
+            results = [r for c in chunks for r in run_chunk(c)]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as ex:
+                results = [r for part in ex.map(run_chunk, chunks) for r in part]
+    finally:
+        if gc_was:
+            gc.enable()
     if bar is not None:
         bar.close()
     i = 0
@@ -201,12 +209,12 @@ def extract_all(
         n = len(p.todo)
         chunk = results[i : i + n]
         i += n
-        for r in chunk:
+        for r in chunk:  # job_id as the cache stores it (a warm load must give the same rows)
             for e in r[1]:
                 p.errors.append(
-                    e
-                    if e.trial_id
-                    else LoadError(e.path, e.level, e.error_type, e.message, p.job_id, None)
+                    LoadError(
+                        e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id or None
+                    )
                 )
         new = _raw_frame([r[0] for r in chunk], [t[1] for t in p.todo], [r[2] for r in chunk])
         p.frame = (
