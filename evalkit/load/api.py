@@ -21,15 +21,14 @@ from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
 from evalkit.load.jobs.table import jobs_frame
-from evalkit.load.jobs.zones import job_zones
 from evalkit.load.runs import Runs
 from evalkit.load.timeparse import (
     resolve_policy,
 )
+from evalkit.load.trials.assemble import assemble, derive_key, load_key
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
-from evalkit.load.trials.derive import add_run_and_attempt, default_run_label, derive
-from evalkit.load.trials.extract import RAW_SCHEMA
-from evalkit.load.trials.table import extract_all, plan_job, save_plans
+from evalkit.load.trials.derive import add_run_and_attempt, default_run_label
+from evalkit.load.trials.table import extract_all, plan_job, rows
 
 PathsLike = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, Any]
 RunSpec = None | str | Mapping[str, str] | Callable[[dict], str]
@@ -64,10 +63,11 @@ def load(
         trajectories: parse trajectories now (otherwise on first ``runs.steps`` access).
         running_window_s: a job without ``finished_at`` whose files changed within this
             many seconds is 'running', else 'interrupted'.
-        workers: threads for reading files (default: 4 x CPUs, at most 16).
+        workers: None / 1: read trial folders serially (fastest on local disks, see
+            docs/performance.md); N > 1: a thread pool of N (slow network storage).
     """
     policy = resolve_policy(naive_tz)
-    found = discover(paths)
+    found = discover(paths, memo=cache)
     errors: list[LoadError] = list(found.errors)
     now = time.time()
 
@@ -86,7 +86,7 @@ def load(
         )
         job_recs.append(rec)
 
-    # --- trials: plan (cache) + extract in one pool -------------------------------------
+    # --- trials: plan (cache) + extract what the cache does not hold ----------------------
     plans = []
     for rec in job_recs:
         ref = rec["_ref"]
@@ -100,56 +100,31 @@ def load(
                 job_complete=complete,
             )
         )
-    extract_all(plans, progress=progress, workers=workers, sigs=cache)
-    save_plans(
-        [p for p, r in zip(plans, job_recs, strict=True) if r["_ref"].only is None], use_cache=cache
-    )
-
-    raw_parts = []
-    for p, rec in zip(plans, job_recs, strict=True):
+    # a whole-load result stored by an earlier load of the same cached jobs and options
+    lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
+    hit = _cache.read_load(lkey) if lkey else None
+    if hit is None:
+        for i, p in enumerate(plans):  # rows of fast-path jobs, now (or extract if gone)
+            if p.from_cache and rows(p) is None:
+                ref = job_recs[i]["_ref"]
+                plans[i] = plan_job(
+                    ref.job_dir, p.job_id, ref.trials, use_cache=False, job_complete=p.complete
+                )
+        extract_all(plans, progress=progress, workers=workers, sigs=cache)
+    for p in plans:
         errors.extend(p.errors)
-        if p.frame is None or p.frame.height == 0:
-            continue
-        f = p.frame.sort("trial_dir")  # same order whether rows came from the cache or not
-        if rec["_ref"].only is not None:
-            f = f.filter(pl.col("trial_dir").is_in(sorted(rec["_ref"].only)))
-        raw_parts.append(
-            f.with_columns(
-                pl.lit(rec["job_id"]).alias("job_id"),
-                pl.lit(rec["job_name"]).alias("job_name"),
-                pl.lit(rec["_label"], pl.String).alias("__label"),
-                pl.lit(rec["dataset"], pl.String).alias("__dataset"),
-            )
-        )
-    raw = (
-        pl.concat(raw_parts, how="vertical_relaxed")
-        if raw_parts
-        else pl.DataFrame(
-            schema={
-                **RAW_SCHEMA,
-                "trial_id": pl.String,
-                "_sig": pl.String,
-                "job_id": pl.String,
-                "job_name": pl.String,
-                "__label": pl.String,
-                "__dataset": pl.String,
-            }
-        )
-    )
 
-    # --- naive timestamp zone per job ---------------------------------------------------
-    zone_by_job, zone_note = job_zones(raw, job_recs, policy)
-    zones = sorted(set(zone_by_job.values()))
-    raw = raw.with_columns(
-        pl.col("job_id")
-        .replace_strict(zone_by_job, default="UTC", return_dtype=pl.String)
-        .alias("__zone")
-    )
-    trials = derive(raw, zones, outcome_rule)
-
-    # --- run labels and attempts ---------------------------------------------------------
-    trials = _apply_run_labels(trials, job_recs, run)
-    trials = add_run_and_attempt(trials, default_run_label())
+    if hit is not None:
+        trials, zone_note = hit[0], hit[1]["zone_note"]
+    else:
+        # --- derived rows per job (cached with the options they depend on) -------------
+        trials, zone_note = assemble(plans, job_recs, policy, outcome_rule, use_cache=cache)
+        # --- run labels and attempts -----------------------------------------------------
+        trials = _apply_run_labels(trials, job_recs, run)
+        trials = add_run_and_attempt(trials, default_run_label())
+        lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
+        if lkey:
+            _cache.write_load(lkey, trials, {"zone_note": zone_note})
 
     # --- rollouts ------------------------------------------------------------------------
     pre_steps, pre_calls, rec_findings = [], [], []

@@ -55,20 +55,30 @@ def _meta_path(job_dir: str | os.PathLike[str], name: str) -> Path:
     return job_cache_dir(job_dir) / f"{name}.meta.json"
 
 
+def read_meta(job_dir: str | os.PathLike[str], name: str, version: str) -> dict | None:
+    """The meta of a cached table built with ``version`` (None when missing or stale)."""
+    try:
+        meta = orjson.loads(_meta_path(job_dir, name).read_bytes())
+    except Exception:
+        return None
+    return meta if isinstance(meta, dict) and meta.get("version") == version else None
+
+
+def read_rows(job_dir: str | os.PathLike[str], name: str) -> pl.DataFrame | None:
+    """The rows of a cached table (None when missing or unreadable)."""
+    try:
+        return pl.read_parquet(_table_path(job_dir, name))
+    except Exception:  # missing, corrupt or unreadable cache: rebuild
+        return None
+
+
 def read_table(
     job_dir: str | os.PathLike[str], name: str, version: str
 ) -> tuple[pl.DataFrame, dict] | None:
     """Return (frame, meta) for a cached table built with ``version``, else None."""
-    meta_p = _meta_path(job_dir, name)
-    tab_p = _table_path(job_dir, name)
-    try:
-        meta = orjson.loads(meta_p.read_bytes())
-        if meta.get("version") != version:
-            return None
-        df = pl.read_parquet(tab_p)
-    except Exception:  # missing, corrupt or unreadable cache: rebuild
-        return None
-    return df, meta
+    meta = read_meta(job_dir, name, version)
+    df = read_rows(job_dir, name) if meta is not None else None
+    return None if df is None else (df, meta)  # type: ignore[return-value]
 
 
 def write_table(
@@ -94,6 +104,69 @@ def write_table(
             fh.write(orjson.dumps(m))
         os.replace(tmpm, _meta_path(job_dir, name))
     except OSError:
+        pass
+
+
+#: Whole-load results kept (``write_load``); the least recently written go first.
+MAX_LOADS = 8
+
+
+def _loads_dir() -> Path:
+    return cache_root() / f"v{CACHE_VERSION}" / "loads"
+
+
+def read_load(key: str) -> tuple[pl.DataFrame, dict] | None:
+    """A whole-load result stored under ``key`` (see ``write_load``), else None."""
+    d = _loads_dir()
+    try:
+        meta = orjson.loads((d / f"{key}.meta.json").read_bytes())
+        df = pl.read_parquet(d / f"{key}.parquet")
+    except Exception:
+        return None
+    return (df, meta) if isinstance(meta, dict) and meta.get("key") == key else None
+
+
+def write_load(key: str, df: pl.DataFrame, meta: dict) -> None:
+    """Store a frame computed from cached tables only, under a key naming those tables'
+    generations and the options (the caller builds it); keeps the newest MAX_LOADS."""
+    d = _loads_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".parquet.tmp")
+        os.close(fd)
+        df.write_parquet(tmp, compression="lz4", statistics=False)
+        os.replace(tmp, d / f"{key}.parquet")
+        fd, tmpm = tempfile.mkstemp(dir=d, suffix=".meta.tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(orjson.dumps({**meta, "key": key}))
+        os.replace(tmpm, d / f"{key}.meta.json")
+        metas = sorted(d.glob("*.meta.json"), key=lambda q: q.stat().st_mtime, reverse=True)
+        for old in metas[MAX_LOADS:]:
+            stem = old.name[: -len(".meta.json")]
+            old.unlink(missing_ok=True)
+            (d / f"{stem}.parquet").unlink(missing_ok=True)
+    except (OSError, TypeError):
+        pass
+
+
+def read_entry(job_dir: str | os.PathLike[str], name: str) -> object | None:
+    """A small JSON entry of a job's cache folder (None when missing or unreadable)."""
+    try:
+        return orjson.loads((job_cache_dir(job_dir) / f"{name}.json").read_bytes())
+    except Exception:
+        return None
+
+
+def write_entry(job_dir: str | os.PathLike[str], name: str, obj: object) -> None:
+    """Atomically write a small JSON entry; failures are ignored (cache is optional)."""
+    d = job_cache_dir(job_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".json.tmp")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(orjson.dumps(obj))
+        os.replace(tmp, d / f"{name}.json")
+    except (OSError, TypeError):
         pass
 
 

@@ -13,23 +13,38 @@ Rules (harbor-format.md §6):
 
 The same folder reached through overlapping paths is kept once (resolved path).
 Unreadable folders become load errors, never exceptions.
+
+With ``memo=True`` (a load with the cache on) a job folder's trial list is remembered in
+its cache folder (``discover.json``) together with the size + mtime of the folder and of
+its config.json / result.json; while those are unchanged the folder is not listed again
+(adding, removing or renaming a trial folder changes the folder's mtime). Only lists that
+depend on names alone are remembered: every sub-folder named like a trial, no symlinks,
+and a folder not modified in the last few seconds (coarse mtime clocks).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
+from evalkit.load import cache as _cache
 from evalkit.load.errors import LoadError
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")
 #: Folder names that are never trials or jobs (agent logs, verifier output, caches).
 SKIP_DIRS = {"agent", "verifier", "artifacts", "steps", "user-agent", "__pycache__", "node_modules"}
+MEMO = "discover"
+#: Changes with the rules that decide a trial list from names.
+_MEMO_KEY = f"1|{TRIAL_NAME_RE.pattern}|{','.join(sorted(SKIP_DIRS))}"
+#: A folder modified this recently (seconds) is not remembered: it may still be changing
+#: within the mtime clock's granularity.
+MEMO_SETTLE_S = 5.0
 
 
 @dataclass
@@ -111,33 +126,82 @@ def _rollout_check(path: str) -> bool:
         return False
 
 
-def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> list[str]:
+def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> tuple[list[str], bool]:
+    """Trial folders of a job folder, and whether the list depends on names alone."""
     trials = []
+    by_name = True
     for e in sorted(subdirs, key=lambda e: e.name):
-        if _looks_like_trial(e.path, e.name):
-            # children of an already resolved folder: only a symlinked child needs resolving
-            trials.append(
-                os.path.realpath(e.path) if e.is_symlink() else os.path.join(real, e.name)
-            )
-        else:
-            out.errors.append(
-                LoadError(
-                    e.path,
-                    "job",
-                    "unrecognised_folder",
-                    "sub-folder of a job folder that does not look like a trial; not loaded",
+        if TRIAL_NAME_RE.match(e.name) is None:
+            by_name = False
+            if not _looks_like_trial(e.path, e.name):
+                out.errors.append(
+                    LoadError(
+                        e.path,
+                        "job",
+                        "unrecognised_folder",
+                        "sub-folder of a job folder that does not look like a trial; not loaded",
+                    )
                 )
-            )
-    return trials
+                continue
+        # children of an already resolved folder: only a symlinked child needs resolving
+        # (e.path is os.path.join(real, e.name): the folder was listed by its real path)
+        if e.is_symlink():
+            by_name = False
+            trials.append(os.path.realpath(e.path))
+        else:
+            trials.append(e.path)
+    return trials, by_name
+
+
+def _folder_sig(real: str) -> tuple[str, float]:
+    """(size:mtime of the folder, config.json, result.json; the folder's mtime)."""
+    j = os.path.join
+    try:
+        st = os.stat(real)
+    except OSError:
+        return "-", 0.0
+    rest = (_cache.file_sig(j(real, f)) for f in ("config.json", "result.json"))
+    return "|".join((f"{st.st_size}:{st.st_mtime_ns}", *rest)), st.st_mtime
+
+
+def _memo_trials(real: str, sig: str) -> list[str] | None:
+    """The remembered trial list of a job folder, if its signature still matches."""
+    m = _cache.read_entry(real, MEMO)
+    if not isinstance(m, dict) or m.get("v") != _MEMO_KEY or m.get("sig") != sig:
+        return None
+    names = m.get("trials")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    base = real if real.endswith("/") else real + "/"
+    return [base + n for n in names]
+
+
+def _remember(real: str, trials: list[str], sig: str, mtime: float) -> None:
+    """Remember a trial list read after ``sig`` was taken (so a later change shows)."""
+    if sig != "-" and time.time() - mtime > MEMO_SETTLE_S:
+        names = [os.path.basename(t) for t in trials]
+        _cache.write_entry(real, MEMO, {"v": _MEMO_KEY, "sig": sig, "trials": names})
 
 
 def _visit(
-    path: str, label: str | None, depth: int, max_depth: int, out: Discovery, seen: set[str]
+    path: str,
+    label: str | None,
+    depth: int,
+    max_depth: int,
+    out: Discovery,
+    seen: set[str],
+    memo: bool = False,
 ) -> None:
     real = os.path.realpath(path)
     if real in seen:
         return
     seen.add(real)
+    sig, mtime = _folder_sig(real) if memo else ("-", 0.0)
+    if memo:
+        known = _memo_trials(real, sig)
+        if known is not None:
+            out.jobs.append(JobRef(real, label, known))
+            return
     entries = _scandir(real, out.errors, "discover")
     if entries is None:
         return
@@ -147,6 +211,7 @@ def _visit(
     ]
     if names & set(JOB_FILES):
         kind = _sniff_kind(real)
+        sniffed = kind is not None
         if kind is None:  # unreadable config/result: decide by shape
             own_trial = bool(TRIAL_NAME_RE.match(os.path.basename(real))) or bool(
                 names & {"agent", "verifier"}
@@ -160,11 +225,14 @@ def _visit(
             # a trial folder given directly: load its job, restricted to this trial
             out.jobs.append(JobRef(os.path.dirname(real), label, [real], only={real}))
         else:
-            out.jobs.append(JobRef(real, label, _trial_list(real, subdirs, out)))
+            trials, by_name = _trial_list(real, subdirs, out)
+            out.jobs.append(JobRef(real, label, trials))
+            if memo and sniffed and by_name:
+                _remember(real, trials, sig, mtime)
         return
     # no job files: a job that crashed before writing them, a rollout folder, or a container
     if any(TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs):
-        out.jobs.append(JobRef(real, label, _trial_list(real, subdirs, out)))
+        out.jobs.append(JobRef(real, label, _trial_list(real, subdirs, out)[0]))
         return
     if _rollout_check(real):
         out.rollouts.append((real, label))
@@ -172,12 +240,14 @@ def _visit(
     if depth >= max_depth:
         return
     for e in sorted(subdirs, key=lambda e: e.name):
-        _visit(e.path, label, depth + 1, max_depth, out, seen)
+        _visit(e.path, label, depth + 1, max_depth, out, seen, memo)
 
 
 def discover(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, object],
     max_depth: int = 6,
+    *,
+    memo: bool = False,
 ) -> Discovery:
     """Find every job / rollout folder under ``paths`` (see the module docstring)."""
     out = Discovery()
@@ -205,7 +275,7 @@ def discover(
                     )
                 )
             continue
-        _visit(p, label, 0, max_depth, out, seen)
+        _visit(p, label, 0, max_depth, out, seen, memo)
     # merge refs to the same job (e.g. two trial paths of one job)
     merged: dict[str, JobRef] = {}
     for ref in out.jobs:

@@ -276,3 +276,114 @@ def test_cold_warm_and_incremental_loads_are_equal(tree: Path) -> None:
     _equal(evalkit.load(tree, cache=False, progress=False), after)
     assert after.trials.filter(pl.col("trial_dir") == str(victim.parent))["reward"].item() == 0.25
     assert after.trials.height == plain.trials.height + 7
+
+
+def _attempts_reference(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
+    """add_run_and_attempt before issue 10 (sort + window + join back)."""
+    from evalkit.load._columns import conform
+    from evalkit.load.trials.columns import COLUMNS
+
+    df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
+    order = df.select(
+        pl.int_range(pl.len()).alias("__row"), "run", "task_name", "started_at", "trial_name"
+    ).sort(["run", "task_name", "started_at", "trial_name"], nulls_last=True)
+    order = order.with_columns(
+        (pl.int_range(pl.len()).over(["run", "task_name"]) + 1).cast(pl.Int32).alias("attempt")
+    )
+    df = df.with_columns(pl.int_range(pl.len()).alias("__row")).join(
+        order.select("__row", "attempt"), on="__row", how="left"
+    )
+    drop = [c for c in df.columns if c.startswith("__") or c.startswith("_")] + ["__row"]
+    return conform(df.sort("__row").drop(drop, strict=False), COLUMNS, extra=False)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_attempt_numbering_matches_the_original(seed: int) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from evalkit.load.trials.derive import add_run_and_attempt, default_run_label
+
+    rng = __import__("random").Random(seed)
+    n = 400
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    df = pl.DataFrame(
+        {
+            "__label": [rng.choice([None, None, "L1", "L2"]) for _ in range(n)],
+            "agent_name": [rng.choice(["a", "b", None]) for _ in range(n)],
+            "model_name": [rng.choice(["p/m", "m", None]) for _ in range(n)],
+            "task_source": [rng.choice(["ds", None]) for _ in range(n)],
+            "__dataset": [rng.choice(["d@1", None]) for _ in range(n)],
+            "task_name": [rng.choice(["t1", "t2", "t3", None]) for _ in range(n)],
+            "started_at": [
+                None if rng.random() < 0.2 else t0 + timedelta(seconds=rng.randint(0, 30))
+                for _ in range(n)
+            ],
+            "trial_name": [f"trial-{rng.randint(0, 10**9):010d}-{i}" for i in range(n)],
+        },
+        schema_overrides={"started_at": pl.Datetime("us", "UTC")},
+    )
+    assert_frame_equal(
+        add_run_and_attempt(df, default_run_label()),
+        _attempts_reference(df, default_run_label()),
+    )
+
+
+def test_remembered_trial_lists_follow_folder_changes(tree: Path) -> None:
+    from evalkit.load import cache as cache_mod
+
+    old = 1_700_000_000
+    (tree / "odd" / "notes").mkdir()  # not named like a trial: an 'unrecognised_folder'
+    for jd in tree.iterdir():
+        os.utime(jd, (old, old))
+    first = evalkit.load(tree, progress=False)
+    job = tree / "bench-job-01"
+    assert (cache_mod.job_cache_dir(job) / "discover.json").exists()
+    # a job with a sub-folder not named like a trial is never remembered
+    assert not (cache_mod.job_cache_dir(tree / "odd") / "discover.json").exists()
+    _equal(first, evalkit.load(tree, progress=False))
+    # a trial folder removed and one added: the folder's mtime changes, the list is re-read
+    victim = sorted(p for p in job.iterdir() if p.is_dir())[3]
+    shutil.rmtree(victim)
+    _gen_harbor().add_trials(job, 2, seed=11)
+    after = evalkit.load(tree, progress=False)
+    assert after.trials.height == first.trials.height + 1
+    assert str(victim) not in after.trials["trial_dir"].to_list()
+    _equal(evalkit.load(tree, cache=False, progress=False), after)
+    # a changed job result.json (e.g. a resumed job) re-reads the list as well
+    os.utime(job, (old, old))
+    evalkit.load(tree, progress=False)
+    (job / "result.json").write_bytes((job / "result.json").read_bytes() + b" ")
+    _equal(evalkit.load(tree, cache=False, progress=False), evalkit.load(tree, progress=False))
+
+
+def test_whole_load_results_are_reused_only_for_the_same_jobs_and_options(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalkit.load.api as api
+    from evalkit.load import cache as cache_mod
+
+    jobs = [tree / "bench-job-00", tree / "bench-job-01", tree / "bench-job-02"]
+    variants: list[tuple[object, dict]] = [
+        (jobs, {}),
+        (jobs, {"run": "job"}),
+        (jobs, {"run": {"bench-job-00": "A"}}),
+        (jobs, {"outcome_rule": "strict", "naive_tz": "UTC"}),
+        ({"X": jobs[0], "Y": jobs[1:]}, {}),
+        (jobs[::-1], {}),
+    ]
+    plain = [evalkit.load(p, cache=False, progress=False, **kw) for p, kw in variants]
+    for (p, kw), want in zip(variants, plain, strict=True):
+        _equal(want, evalkit.load(p, progress=False, **kw))
+    assert len(list((cache_mod.cache_root() / "v1" / "loads").glob("*.parquet"))) >= 5
+
+    def boom(*a: object, **k: object) -> None:
+        raise AssertionError("derived again although a whole-load result is stored")
+
+    monkeypatch.setattr(api, "assemble", boom)
+    for (p, kw), want in zip(variants, plain, strict=True):
+        _equal(want, evalkit.load(p, progress=False, **kw))
+    monkeypatch.undo()
+    # a job that changes is not served from the stored result
+    gen = _gen_harbor()
+    gen.add_trials(jobs[0], 3, seed=12)
+    _equal(evalkit.load(jobs, cache=False, progress=False), evalkit.load(jobs, progress=False))

@@ -97,26 +97,12 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
 
 
 def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
-    """Set ``run`` (user label per job, else ``label``) and number attempts within run+task."""
+    """Set ``run`` (user label per job, else ``label``) and number attempts within run+task
+    (by start time, then trial name; nulls last), then keep only the declared columns."""
     df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
-    order = df.select(
-        pl.int_range(pl.len()).alias("__row"),
-        "run",
-        "task_name",
-        "started_at",
-        "trial_name",
-    ).sort(["run", "task_name", "started_at", "trial_name"], nulls_last=True)
-    order = order.with_columns(
-        (pl.int_range(pl.len()).over(["run", "task_name"]) + 1).cast(pl.Int32).alias("attempt")
+    df = df.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int32)
+        .over(["run", "task_name"], order_by=["started_at", "trial_name"], nulls_last=True)
+        .alias("attempt")
     )
-    df = df.with_columns(pl.int_range(pl.len()).alias("__row")).join(
-        order.select("__row", "attempt"), on="__row", how="left"
-    )
-    return conform(
-        df.sort("__row").drop(
-            [c for c in df.columns if c.startswith("__") or c.startswith("_")] + ["__row"],
-            strict=False,
-        ),
-        COLUMNS,
-        extra=False,
-    )
+    return conform(df.drop([c for c in df.columns if c.startswith("_")]), COLUMNS, extra=False)

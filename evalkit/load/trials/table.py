@@ -1,37 +1,35 @@
-"""Build the trials frame for Harbor jobs: cache check, parallel extraction, bulk derivation.
+"""Trial records of Harbor jobs: cache check, extraction, and the per-job cache.
 
-Per job, the raw records of ``trials/extract.py`` are cached (``load/cache.py``) with a
-signature per trial (size + mtime of the trial folder, result.json, verifier/ and agent/).
-On reload:
+Per job, the trials frame rows (raw records of ``trials/extract.py`` plus the columns
+``trials/assemble.py`` derives from them, which are a superset of the raw ones) are cached
+(``load/cache.py``) with a signature per trial (size + mtime of the trial folder,
+result.json, verifier/ and agent/) and, in the table's meta, the derivation key (load
+options and rule sources) they were derived with. On reload:
 
 * a job whose folder, result.json and config.json are unchanged and that was complete
-  when cached is reused whole, without touching its trial folders (fast path);
-* otherwise only trials whose signature changed, and new trial folders, are re-extracted
-  (a running job reloads incrementally).
-
-Everything derived (UTC timestamps, durations, error_kind, outcome, reward_valid,
-evidence_complete, run label, attempt) is computed afterwards over the whole frame with
-Polars expressions, because it depends on load options, not on the files alone.
+  when cached is reused whole, without touching its trial folders (fast path); with the
+  same derivation key even the derived columns are reused;
+* otherwise only trials whose signature changed, and new trial folders, are extracted
+  (a running job reloads incrementally); rows of unchanged trials are kept.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from evalkit.load import cache as _cache
-from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
-#: Bump when extract.py changes what it produces (invalidates cached raw records).
-EXTRACT_VERSION = "trials-3"
-_ERR_SCHEMA = {c.name: c.dtype for c in ERROR_COLUMNS}
+#: Bump when extract.py changes what it produces (invalidates cached records).
+EXTRACT_VERSION = "trials-4"
 
 
 def trial_sig(trial_dir: str) -> str:
@@ -57,16 +55,18 @@ def job_sig(job_dir: str) -> str:
 
 @dataclass
 class JobTrials:
-    """Raw trial records of one job (plus what is still to extract)."""
+    """Trial rows of one job: kept from the cache, extracted now, still to extract."""
 
     job_dir: str
     job_id: str
-    frame: pl.DataFrame | None = None  # raw records + trial_id + _sig
+    frame: pl.DataFrame | None = None  # cached rows kept (raw + derived + trial_id + _sig)
+    new: pl.DataFrame | None = None  # raw records extracted now (+ trial_id + _sig)
+    meta: dict = field(default_factory=dict)  # meta of the cached table (derive key, zone)
     errors: list[LoadError] = field(default_factory=list)
     todo: list[tuple[str, str, str]] = field(default_factory=list)  # (trial_dir, trial_id, sig)
     complete: bool = False
     job_sig: str = ""
-    from_cache: bool = False
+    from_cache: bool = False  # the whole job came from the cache (fast path)
 
 
 _REWARDS_IDX = list(RAW_SCHEMA).index("rewards")
@@ -102,36 +102,40 @@ def _raw_frame(rows: list[tuple], ids: list[str], sigs: list[str]) -> pl.DataFra
     cols = list(zip(*rows, strict=True)) if rows else [() for _ in RAW_SCHEMA]
     series = {}
     for j, ((k, t), v) in enumerate(zip(RAW_SCHEMA.items(), cols, strict=True)):
-        series[k] = _rewards_column(v) if j == _REWARDS_IDX else pl.Series(k, list(v), dtype=t)
+        series[k] = _rewards_column(v) if j == _REWARDS_IDX else pl.Series(k, v, dtype=t)
     df = pl.DataFrame(series)
     return df.with_columns(
         pl.Series("trial_id", ids, pl.String), pl.Series("_sig", sigs, pl.String)
     )
 
 
-def _errors_frame(errors: Iterable[LoadError]) -> pl.DataFrame:
-    errs = list(errors)
-    return pl.DataFrame({k: [getattr(e, k) for e in errs] for k in _ERR_SCHEMA}, schema=_ERR_SCHEMA)
+def _errors_to_meta(errors: Iterable[LoadError]) -> list[list]:
+    return [[e.path, e.level, e.error_type, e.message, e.job_id, e.trial_id] for e in errors]
 
 
-def _errors_from_frame(df: pl.DataFrame) -> list[LoadError]:
-    return [LoadError(**r) for r in df.iter_rows(named=True)]
+def _errors_from_meta(rows: list) -> list[LoadError]:
+    return [LoadError(*r) for r in rows]
 
 
 def plan_job(
     job_dir: str, job_id: str, trial_dirs: list[str], *, use_cache: bool, job_complete: bool
 ) -> JobTrials:
-    """Decide, per trial, whether its cached record is valid or it must be extracted."""
+    """Decide, per trial, whether its cached row is valid or it must be extracted.
+
+    On the fast path the rows are not read yet (``rows()``): a whole-load result may make
+    them unnecessary (``load/api.py``).
+    """
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
-    ids = {d: _cache.path_key(d, resolved=True) for d in trial_dirs}
-    cached = _cache.read_table(job_dir, "trials", EXTRACT_VERSION) if use_cache else None
-    cached_errs = _cache.read_table(job_dir, "trial_errors", EXTRACT_VERSION) if cached else None
-    if cached is not None and cached_errs is not None:
-        frame, meta = cached
-        errs = cached_errs[0]
+    meta = _cache.read_meta(job_dir, "trials", EXTRACT_VERSION) if use_cache else None
+    frame = None
+    if meta is not None:
+        jt.meta = meta
         if meta.get("job_sig") == jt.job_sig and meta.get("complete") and job_complete:
-            jt.frame, jt.errors, jt.from_cache = frame, _errors_from_frame(errs), True
+            jt.errors, jt.from_cache = _errors_from_meta(meta.get("errors") or []), True
             return jt
+        frame = _cache.read_rows(job_dir, "trials")
+    if meta is not None and frame is not None:
+        ids = {d: _cache.path_key(d, resolved=True) for d in trial_dirs}
         sigs = {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
             pl.col("trial_dir").is_in(list(trial_dirs))
@@ -143,11 +147,24 @@ def plan_job(
         kept = set(keep["trial_dir"].to_list())
         jt.frame = keep
         kept_ids = {ids[d] for d in kept}
-        jt.errors = _errors_from_frame(errs.filter(pl.col("trial_id").is_in(list(kept_ids))))
+        jt.errors = [
+            e for e in _errors_from_meta(meta.get("errors") or []) if e.trial_id in kept_ids
+        ]
         jt.todo = [(d, ids[d], sigs[d]) for d in trial_dirs if d not in kept]
         return jt
-    jt.todo = [(d, ids[d], "") for d in trial_dirs]  # signatures computed by the workers
+    jt.meta = {}
+    # signatures are taken by the extraction itself
+    jt.todo = [(d, _cache.path_key(d, resolved=True), "") for d in trial_dirs]
     return jt
+
+
+def rows(p: JobTrials) -> pl.DataFrame | None:
+    """The cached rows of a fast-path job (read on first use), else the kept rows."""
+    if p.from_cache and p.frame is None:
+        p.frame = _cache.read_rows(p.job_dir, "trials")
+        if p.frame is None:  # cache removed under us: the caller re-plans the job
+            p.from_cache = False
+    return p.frame
 
 
 def extract_all(
@@ -216,28 +233,20 @@ def extract_all(
                         e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id or None
                     )
                 )
-        new = _raw_frame([r[0] for r in chunk], [t[1] for t in p.todo], [r[2] for r in chunk])
-        p.frame = (
-            new
-            if p.frame is None or p.frame.height == 0
-            else pl.concat([p.frame, new], how="vertical_relaxed")
-        )
+        p.new = _raw_frame([r[0] for r in chunk], [t[1] for t in p.todo], [r[2] for r in chunk])
 
 
-def save_plans(plans: list[JobTrials], *, use_cache: bool) -> None:
-    """Write back the cache of every job that was (re-)extracted."""
-    if not use_cache:
-        return
-    for p in plans:
-        if p.from_cache or p.frame is None:
-            continue
-        errs = [
-            LoadError(e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id)
-            for e in p.errors
-        ]
-        meta = {"job_sig": p.job_sig, "complete": p.complete}
-        _cache.write_table(p.job_dir, "trial_errors", EXTRACT_VERSION, _errors_frame(errs), meta)
-        _cache.write_table(p.job_dir, "trials", EXTRACT_VERSION, p.frame, meta)
-
-
-RunLabeler = Callable[[pl.DataFrame], pl.Expr]
+def save_job(p: JobTrials, frame: pl.DataFrame, meta: dict) -> None:
+    """Write a job's trial rows (raw + derived) to the cache; the meta carries the job
+    signature, the trial load errors and a fresh generation id."""
+    errs = [
+        LoadError(e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id) for e in p.errors
+    ]
+    p.meta = {
+        "job_sig": p.job_sig,
+        "complete": p.complete,
+        "generation": uuid.uuid4().hex,
+        "errors": _errors_to_meta(errs),
+        **meta,
+    }
+    _cache.write_table(p.job_dir, "trials", EXTRACT_VERSION, frame, p.meta)
