@@ -112,8 +112,20 @@ def to_utc(expr: pl.Expr, zone_col: pl.Expr, zones: list[str]) -> pl.Expr:
     Aware strings are converted directly. Naive strings are interpreted in the zone named
     per row by ``zone_col`` (one of ``zones``: IANA names or fixed offsets).
     """
-    aware = parse_aware(expr)
-    naive = parse_naive(expr)
+    return utc_from_parsed(parse_aware(expr), parse_naive(expr), zone_col, zones)
+
+
+def parsed(col: str) -> list[pl.Expr]:
+    """``__a_<col>`` / ``__n_<col>``: the column parsed as aware / naive, once, for
+    :func:`utc_from_parsed` and the zone inference (``jobs/zones.py``) to share."""
+    return [
+        parse_aware(pl.col(col)).alias(f"__a_{col}"),
+        parse_naive(pl.col(col)).alias(f"__n_{col}"),
+    ]
+
+
+def utc_from_parsed(aware: pl.Expr, naive: pl.Expr, zone_col: pl.Expr, zones: list[str]) -> pl.Expr:
+    """:func:`to_utc` from the already parsed aware / naive values of a column."""
     conv: pl.Expr = pl.lit(None, dtype=pl.Datetime("us", "UTC"))
     for z in zones:
         off = parse_offset(z)

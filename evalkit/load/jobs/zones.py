@@ -76,9 +76,21 @@ def _offset_bounds(raw: pl.DataFrame) -> dict[str, dict[str, float | None]]:
     if raw.height == 0:
         return {}
     epoch = lambda e: e.dt.epoch("us") / 1e6  # noqa: E731
-    start = parse_aware(pl.col("ts_started"))
-    end = parse_aware(pl.col("ts_finished"))
-    exc_naive = parse_naive(pl.col("ts_exception")).dt.replace_time_zone("UTC")
+    cols = set(raw.columns)  # parsed already by trials/derive.with_parsed(), or parse here
+    start = (
+        pl.col("__a_ts_started") if "__a_ts_started" in cols else parse_aware(pl.col("ts_started"))
+    )
+    end = (
+        pl.col("__a_ts_finished")
+        if "__a_ts_finished" in cols
+        else parse_aware(pl.col("ts_finished"))
+    )
+    exc = (
+        pl.col("__n_ts_exception")
+        if "__n_ts_exception" in cols
+        else parse_naive(pl.col("ts_exception"))
+    )
+    exc_naive = exc.dt.replace_time_zone("UTC")
     g = raw.group_by("job_id").agg(
         epoch(start).min().alias("min_start"),
         epoch(end).max().alias("max_end"),

@@ -25,7 +25,7 @@ import polars as pl
 
 from evalkit.load.jobs.zones import job_zones
 from evalkit.load.timeparse import local_zone, zone_offset_now
-from evalkit.load.trials.derive import derive
+from evalkit.load.trials.derive import derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
 from evalkit.load.trials.table import JobTrials, rows, save_job
 
@@ -120,9 +120,13 @@ def assemble(
         f = f.sort("trial_dir")  # same order whether rows came from the cache or not
         if rec["_ref"].only is not None:
             f = f.filter(pl.col("trial_dir").is_in(sorted(rec["_ref"].only)))
-        raws[i] = _job_columns(f, rec)
+        raws[i] = with_parsed(_job_columns(f, rec))
     if todo:
-        raw = pl.concat(list(raws.values()), how="vertical_relaxed") if raws else empty_raw()
+        raw = (
+            pl.concat(list(raws.values()), how="vertical_relaxed")
+            if raws
+            else with_parsed(empty_raw())
+        )
         z, n = job_zones(raw, [job_recs[i] for i in todo], policy)
         zone_by_job.update(z)
         notes.update(n)

@@ -11,7 +11,7 @@ import polars as pl
 
 from evalkit.load._columns import conform
 from evalkit.load.outcomes import error_kind_expr, outcome_expr, reward_valid_expr
-from evalkit.load.timeparse import is_aware, to_utc
+from evalkit.load.timeparse import is_aware, parsed, utc_from_parsed
 from evalkit.load.trials.columns import COLUMNS
 
 TS_MAP = {
@@ -27,6 +27,16 @@ TS_MAP = {
     "_v_s": "ts_verifier_start",
     "_v_e": "ts_verifier_end",
 }
+
+
+#: The columns with_parsed() adds (dropped again by derive()).
+PARSED = [f"__{k}_{src}" for src in TS_MAP.values() for k in ("a", "n")]
+
+
+def with_parsed(raw: pl.DataFrame) -> pl.DataFrame:
+    """Raw records with every timestamp column parsed as aware and as naive (once: the
+    zone inference and derive() both use them)."""
+    return raw.with_columns([e for src in TS_MAP.values() for e in parsed(src)])
 
 
 def _secs(end: str, start: str) -> pl.Expr:
@@ -54,11 +64,16 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
     if "__dataset" not in raw.columns:
         raw = raw.with_columns(pl.lit(None, pl.String).alias("__dataset"))
     zone = pl.col("__zone")
-    ts = {out: to_utc(pl.col(src), zone, zones).alias(out) for out, src in TS_MAP.items()}
+    if f"__a_{TS_MAP['started_at']}" not in raw.columns:  # parsed once, see with_parsed()
+        raw = with_parsed(raw)
+    ts = {
+        out: utc_from_parsed(pl.col(f"__a_{src}"), pl.col(f"__n_{src}"), zone, zones).alias(out)
+        for out, src in TS_MAP.items()
+    }
     naive_any = pl.any_horizontal(
         [(pl.col(src).is_not_null() & ~is_aware(pl.col(src))) for src in TS_MAP.values()]
     )
-    df = raw.with_columns(*ts.values(), naive_any.alias("naive_timestamps"))
+    df = raw.with_columns(*ts.values(), naive_any.alias("naive_timestamps")).drop(PARSED)
     df = df.with_columns(
         _secs("finished_at", "started_at").alias("duration_s"),
         _secs("_env_e", "_env_s").alias("env_setup_s"),

@@ -253,9 +253,14 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if r is not None:
                 raw_rewards = r
                 break
-    items = (
-        _numeric_rewards(raw_rewards, res_path, trial_id, errors) if raw_rewards is not None else []
-    )
+    if type(raw_rewards) is dict and all(
+        type(v) is float and v - v == 0.0 for v in raw_rewards.values()
+    ):  # the usual case, finite floats (inf - inf and nan - nan are nan): no checks left
+        items = [{"name": k, "value": v} for k, v in raw_rewards.items()]
+    elif raw_rewards is not None:
+        items = _numeric_rewards(raw_rewards, res_path, trial_id, errors)
+    else:
+        items = []
     source = "result" if items else None
     has_reward_file = False
     vnames: frozenset[str] | set[str] = frozenset()

@@ -26,6 +26,7 @@ import polars as pl
 
 from evalkit.load import cache as _cache
 from evalkit.load.errors import LoadError
+from evalkit.load.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).
@@ -212,7 +213,8 @@ def extract_all(
     gc.disable()
     try:
         if len(chunks) == 1 or workers is None or workers <= 1:
-            results = [r for c in chunks for r in run_chunk(c)]
+            with held_cap():  # the size cap read once, not per file
+                results = [r for c in chunks for r in run_chunk(c)]
         else:
             with ThreadPoolExecutor(max_workers=workers) as ex:
                 results = [r for part in ex.map(run_chunk, chunks) for r in part]
