@@ -79,11 +79,12 @@ def detector_rates(
     denominator: str = "with_trajectory",
 ) -> pl.DataFrame:
     """Per group (``by``, default the run label) and detector: n_trials, n_flagged, rate (share
-    of trials with >= 1 finding), ci_low / ci_high (Wilson), ci_method.
+    of trials with >= 1 finding), ci_low / ci_high, ci_method.
 
     The denominator is the trials that have a trajectory (``denominator="all"``: every trial).
-    Trials are treated as independent; with several attempts per task the interval is
-    optimistic (see evalkit.stats.clustered_proportion_ci for the task-clustered one).
+    When a task has several attempts in a group, its attempts are not independent: the interval
+    is then task-clustered (evalkit.stats.clustered_proportion_ci: Wilson on the effective
+    sample, exact mid-p when few tasks carry flags); with one attempt per task it is Wilson.
     """
     by_cols = [by] if isinstance(by, str) else list(by)
     ft = flag_table(findings, trials, by=by_cols, detectors=detectors, denominator=denominator)
@@ -95,15 +96,48 @@ def detector_rates(
         )
         .sort(*by_cols, "detector")
     )
-    x = g["n_flagged"].to_numpy().astype(float)
-    n = g["n_trials"].to_numpy().astype(float)
-    lo, hi, method = _wilson(x, n, confidence)
+    clustered = (
+        "task_name" in ft.columns
+        and (ft.group_by(*by_cols, "detector", "task_name").len()["len"].max() or 0) > 1
+    )
+    if not clustered:
+        x = g["n_flagged"].to_numpy().astype(float)
+        n = g["n_trials"].to_numpy().astype(float)
+        lo, hi, method = _wilson(x, n, confidence)
+        methods = [method] * g.height
+    else:
+        lo, hi, methods = _clustered(ft, g, by_cols, confidence)
     return g.with_columns(
         (pl.col("n_flagged") / pl.col("n_trials")).alias("rate"),
-        pl.Series("ci_low", lo),
-        pl.Series("ci_high", hi),
-        pl.lit(method).alias("ci_method"),
+        pl.Series("ci_low", lo, dtype=pl.Float64),
+        pl.Series("ci_high", hi, dtype=pl.Float64),
+        pl.Series("ci_method", methods, dtype=pl.String),
     )
+
+
+def _clustered(
+    ft: pl.DataFrame, g: pl.DataFrame, by_cols: list[str], confidence: float
+) -> tuple[list[float], list[float], list[str]]:
+    """Task-clustered interval per (group, detector) row of ``g``."""
+    from evalkit.stats import clustered_proportion_ci
+
+    per_task = (
+        ft.group_by(*by_cols, "detector", pl.col("task_name").fill_null("(unknown task)"))
+        .agg(pl.col("flagged").sum().alias("s"), pl.len().alias("k"))
+        .group_by(*by_cols, "detector")
+        .agg(pl.col("s"), pl.col("k"))
+    )
+    keyed = {tuple(r[c] for c in (*by_cols, "detector")): r for r in per_task.iter_rows(named=True)}
+    lo, hi, methods = [], [], []
+    for r in g.iter_rows(named=True):
+        t = keyed[tuple(r[c] for c in (*by_cols, "detector"))]
+        res = clustered_proportion_ci(
+            np.asarray(t["s"], dtype=float), np.asarray(t["k"], dtype=float), confidence=confidence
+        )
+        lo.append(float(np.asarray(res.low)))
+        hi.append(float(np.asarray(res.high)))
+        methods.append(str(res.fallback_label if bool(np.asarray(res.fallback)) else res.label))
+    return lo, hi, methods
 
 
 def paired_rate_diff(
