@@ -29,7 +29,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from scipy.stats import binom
+from evalkit._lazy import scipy_stats
 
 SHIP = "Ship it"
 HOLD = "Hold: not enough evidence"
@@ -46,7 +46,7 @@ def binom_upper_tail(wins: int, losses: int, q: float) -> float:
     m = wins + losses
     if m == 0 or wins <= 0:
         return 1.0
-    return float(min(1.0, max(0.0, binom.sf(wins - 1, m, q))))
+    return float(min(1.0, max(0.0, scipy_stats.binom.sf(wins - 1, m, q))))
 
 
 def mcnemar_two_sided(wins: int, losses: int) -> float:
@@ -54,7 +54,7 @@ def mcnemar_two_sided(wins: int, losses: int) -> float:
     m = wins + losses
     if m == 0:
         return 1.0
-    return float(min(1.0, 2.0 * binom.sf(max(wins, losses) - 1, m, 0.5)))
+    return float(min(1.0, 2.0 * scipy_stats.binom.sf(max(wins, losses) - 1, m, 0.5)))
 
 
 @dataclass(frozen=True)

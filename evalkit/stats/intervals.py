@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import special, stats
 
+from evalkit._lazy import scipy_special as special
+from evalkit._lazy import scipy_stats as stats
 from evalkit.stats.significance import cluster_bootstrap_ratio_ci
 
 __all__ = [

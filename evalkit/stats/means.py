@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
+from evalkit._lazy import scipy_stats as stats
 from evalkit.stats.intervals import (
     IntervalArrays,
     as_task_arrays,

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
+from evalkit._lazy import scipy_stats as stats
 from evalkit.stats.significance import fisher_min_p, prob_b_better
 
 __all__ = ["task_frame"]

@@ -23,8 +23,8 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
+from evalkit._lazy import scipy_stats as stats
 from evalkit.stats.means import clustered_mean_ci
 
 __all__ = [

@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+
+from evalkit._lazy import scipy_special as special
+from evalkit._lazy import scipy_stats as stats
 
 __all__ = [
     "bootstrap_interval",
