@@ -24,6 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from stat import S_ISREG
+from typing import NamedTuple
 
 from orjson import JSONDecodeError
 from orjson import loads as _loads
@@ -37,6 +38,14 @@ _CONT = re.compile(r"trajectory\.cont-(\d+)\.json$")
 _MAX_FILES = 500  # continuation / subagent files per trial (cycle and bomb guard)
 _MAX_DEPTH = 4
 _norm = os.path.normpath
+
+
+class Listing(NamedTuple):
+    """What a trial folder holds, when the caller listed it already (saves the syscalls of
+    looking for files that are not there; see ``steps/table.py``)."""
+
+    agent: frozenset[str] | None  # names in agent/ (empty: no agent/ folder); None: unknown
+    steps: bool | None  # a steps/ folder exists; None: unknown
 
 
 @dataclass
@@ -99,13 +108,14 @@ class _Ctx:
         return out
 
 
+_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _read(path: str) -> tuple[bytes | None, LoadError | None]:
-    """Fast path of io.read_bytes (one open + fstat); odd cases delegate to it for the error."""
+    """Fast path of io.read_bytes (one non-blocking open + fstat + read: a FIFO cannot
+    block); odd cases (folder, FIFO, over the cap, size changed) delegate for the error."""
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if S_ISREG(st.st_mode) and st.st_size <= io.max_bytes():
-                return fh.read(), None
+        fd = os.open(path, _OPEN)
     except FileNotFoundError:
         if os.path.islink(path):
             return None, LoadError(
@@ -113,7 +123,18 @@ def _read(path: str) -> tuple[bytes | None, LoadError | None]:
             )
         return None, LoadError(path, "trajectory", "missing", "file not found")
     except OSError:
+        return io.read_bytes(path, "trajectory")
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if S_ISREG(st.st_mode) and size <= io.max_bytes():
+            data = os.read(fd, size + 1)
+            if len(data) == size:
+                return data, None
+    except OSError:
         pass
+    finally:
+        os.close(fd)
     return io.read_bytes(path, "trajectory")
 
 
@@ -254,8 +275,16 @@ def _subagents(ctx: _Ctx, pending: list, task_step: str | None, depth: int = 0) 
         _subagents(ctx, nxt, task_step, depth + 1)
 
 
-def parse_main(ctx: _Ctx, path: str, task_step: str | None, missing_ok: bool = False) -> None:
-    """Main trajectory at ``path`` with continuations, subagents and orphans."""
+def parse_main(
+    ctx: _Ctx,
+    path: str,
+    task_step: str | None,
+    missing_ok: bool = False,
+    siblings: frozenset[str] | None = None,
+) -> None:
+    """Main trajectory at ``path`` with continuations, subagents and orphans.
+
+    ``siblings``: the names in the file's folder when the caller listed it already."""
     doc = ctx.load(path, missing_ok)
     if doc is None:
         ctx.seen.add(_norm(path))
@@ -266,10 +295,13 @@ def parse_main(ctx: _Ctx, path: str, task_step: str | None, missing_ok: bool = F
     last = _chain(ctx, path, doc, ctx.unique_label("main"), True, task_step, pending)
     base_dir, prefix = os.path.dirname(path), _prefix(path)
     # unlinked continuation files / unreferenced summarization files next to the main file
-    try:
-        names = sorted(os.listdir(base_dir))
-    except OSError:
-        names = []
+    if siblings is not None:
+        names = sorted(siblings)
+    else:
+        try:
+            names = sorted(os.listdir(base_dir))
+        except OSError:
+            names = []
     conts, summ = [], []
     for n in names:
         if not n.startswith(prefix + "trajectory."):
@@ -335,21 +367,29 @@ def parse_trial(
     job_id: str | None = None,
     agent_name: str | None = None,
     acc: Acc | None = None,
+    listing: Listing | None = None,
 ) -> TrialParse:
     """Parse every trajectory of one Harbor trial folder (never raises on content).
 
-    Rows go to ``acc`` when given (a batch accumulator shared by many trials).
+    Rows go to ``acc`` when given (a batch accumulator shared by many trials); ``listing``
+    (what the folder holds, when the caller knows) only skips lookups of absent files.
     """
     tp = TrialParse(trial_id) if acc is None else TrialParse(trial_id, acc)
     ctx = _Ctx(tp, job_id)
     main = os.path.join(trial_dir, "agent", "trajectory.json")
-    parse_main(ctx, main, None, missing_ok=True)  # no agent/trajectory.json: not an error
-    for name, p in task_step_files(trial_dir):
-        parse_main(ctx, p, name)
+    names = listing.agent if listing is not None else None
+    if names is None or "trajectory.json" in names:
+        # no agent/trajectory.json: not an error
+        parse_main(ctx, main, None, missing_ok=True, siblings=names)
+    else:
+        ctx.seen.add(_norm(main))  # as parse_main does for a missing file
+    if listing is None or listing.steps is not False:
+        for name, p in task_step_files(trial_dir):
+            parse_main(ctx, p, name)
     if tp.has_trajectory:
         tp.n_turns = tp.n_steps
     else:
-        log = find_goose_log(trial_dir, agent_name)
+        log = find_goose_log(trial_dir, agent_name, names)
         if log is not None:
             tp.n_turns = goose_turns(log)
     return tp

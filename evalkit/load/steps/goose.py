@@ -19,14 +19,23 @@ from evalkit.load import io
 GOOSE_LOG_NAMES = ("goose.txt", "goose.jsonl", "goose-stream.jsonl", "goose.stream-json.jsonl")
 
 
-def find_goose_log(trial_dir: str, agent_name: str | None = None) -> str | None:
-    """Path of a goose stream-json log in the trial's agent folder, else None."""
+def find_goose_log(
+    trial_dir: str, agent_name: str | None = None, listed: frozenset[str] | None = None
+) -> str | None:
+    """Path of a goose stream-json log in the trial's agent folder, else None.
+
+    ``listed``: the names in the agent folder when the caller listed it (empty: no folder).
+    """
     adir = os.path.join(trial_dir, "agent")
     for n in GOOSE_LOG_NAMES:
+        if listed is not None and n not in listed:
+            continue
         p = os.path.join(adir, n)
         if os.path.isfile(p):
             return p
     if agent_name and "goose" in agent_name.lower():
+        if listed is not None and not listed:
+            return None  # no agent folder (or an empty one)
         try:
             names = sorted(os.listdir(adir))
         except OSError:

@@ -14,7 +14,6 @@ parses only the new ones.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import uuid
@@ -26,10 +25,11 @@ import polars as pl
 from evalkit.load import cache as _cache
 from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
+from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
 from evalkit.load.steps.atif import Acc
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
-from evalkit.load.steps.extract import parse_trial
+from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
     SUMMARY_SCHEMA,
     calls_frame,
@@ -55,28 +55,75 @@ INDEX_SCHEMA = {
     "fm_prompt": pl.Float64, "fm_completion": pl.Float64, "fm_cached": pl.Float64, "fm_cost": pl.Float64,
 }  # fmt: skip
 _TABLES = ("traj_steps", "traj_calls", "traj_index", "traj_errors")
+_EMPTY_INDEX = tuple(INDEX_SCHEMA)[3:]  # null for a trial without trajectory files
+_NONE: frozenset[str] = frozenset()
 
 
 def trial_signature(trial_dir: str) -> tuple[str, int]:
     """('name:size:mtime|...' of every file in agent/ and steps/*/agent/, total bytes)."""
+    sig, total, _ = probe(trial_dir, sign=True)
+    return sig, total
+
+
+def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
+    """(signature or '-', trajectory bytes, what the folder holds) of one trial folder.
+
+    ``sign``: the signature (``trial_signature``, one scandir + a stat per file of agent/
+    and steps/*/agent/); else one listdir of agent/ (what parse_trial looks up most) and a
+    stat of the main trajectory (its size picks the pool).
+    """
+    j = os.path.join
+    if not sign:
+        adir = trial_dir + "/agent"  # = os.path.join (trial folders never end with '/')
+        try:
+            agent: frozenset[str] | None = frozenset(os.listdir(adir))
+        except FileNotFoundError:
+            agent = frozenset()
+        except OSError:
+            agent = None
+        main = 0
+        if agent is None or "trajectory.json" in agent:
+            main = _size(adir + "/trajectory.json")
+        steps = None
+        if agent == _NONE:  # maybe an empty trial: one stat tells (see _parse_chunk)
+            try:
+                os.stat(trial_dir + "/steps")
+                steps = True
+            except FileNotFoundError:
+                steps = False
+            except OSError:
+                pass
+        return "-", main, Listing(agent, steps)
     parts: list[str] = []
     total = 0
-    dirs = [("", os.path.join(trial_dir, "agent"))]
-    sdir = os.path.join(trial_dir, "steps")
-    with contextlib.suppress(OSError):
-        dirs += [(f"{n}/", os.path.join(sdir, n, "agent")) for n in sorted(os.listdir(sdir))]
+    dirs = [("", j(trial_dir, "agent"))]
+    sdir = j(trial_dir, "steps")
+    steps: bool | None = True
+    try:
+        dirs += [(f"{n}/", j(sdir, n, "agent")) for n in sorted(os.listdir(sdir))]
+    except FileNotFoundError:
+        steps = False
+    except OSError:
+        steps = None
+    agent = None
     for pre, d in dirs:
+        names: list[str] | None = []
         try:
             with os.scandir(d) as it:
                 for e in it:
+                    names.append(e.name)  # type: ignore[union-attr]
                     if e.is_file():
                         st = e.stat()
                         parts.append(f"{pre}{e.name}:{st.st_size}:{st.st_mtime_ns}")
                         total += st.st_size
+        except FileNotFoundError:
+            pass  # no such folder: nothing in it
         except OSError:
-            continue
+            names = None  # not a folder, unreadable: unknown
+        if not pre:
+            agent = None if names is None else frozenset(names)
     parts.sort()
-    return "|".join(parts) or "-", total
+    return "|".join(parts) or "-", total, Listing(agent, steps)
 
 
 def _size(path: str) -> int:
@@ -91,8 +138,15 @@ def _parse_chunk(items: list[tuple]) -> tuple[dict, list, dict, list[LoadError]]
     acc = Acc()
     idx: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
     errors: list[LoadError] = []
-    for trial_id, trial_dir, job_id, agent_name, sig in items:
-        tp = parse_trial(trial_id, trial_dir, job_id, agent_name, acc)
+    for trial_id, trial_dir, job_id, agent_name, sig, listing in items:
+        if listing is not None and listing.steps is False and listing.agent == _NONE:
+            # no agent/ files and no steps/: nothing parse_trial could find
+            for k, v in zip(INDEX_SCHEMA, (trial_id, sig, False), strict=False):
+                idx[k].append(v)
+            for k in _EMPTY_INDEX:
+                idx[k].append(None)
+            continue
+        tp = parse_trial(trial_id, trial_dir, job_id, agent_name, acc, listing=listing)
         errors.extend(tp.errors)
         t = final_totals(tp.final_metrics)
         has = tp.has_trajectory
@@ -149,8 +203,9 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
             bar.update(k)
 
     if workers == 1 or len(chunks) <= 1:
-        for ch in chunks:
-            merge(_parse_chunk(ch), len(ch))
+        with held_cap():  # the size cap read once, not per file
+            for ch in chunks:
+                merge(_parse_chunk(ch), len(ch))
     else:
         ex: Executor
         if use_procs:
@@ -221,10 +276,9 @@ def build_trajectories(
         & (pl.col("source_format").is_null() | (pl.col("source_format") == "harbor"))
     ).unique("trial_id", keep="first", maintain_order=True)
     rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
-    if cache:  # per-trial file signatures (a scandir or two per trial; serial is fastest)
-        sigs = [trial_signature(r[1]) for r in rows]
-    else:  # no signatures needed: only the main files' sizes (pool choice)
-        sigs = [("-", _size(os.path.join(r[1], "agent", "trajectory.json"))) for r in rows]
+    # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
+    # is fastest): both also tell the parser which files exist
+    sigs = [probe(r[1], sign=cache) for r in rows]
 
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -239,9 +293,9 @@ def build_trajectories(
             cached[jd] = old
         for i in idxs:
             tid, tdir, jid, _, agent = rows[i]
-            sig, nbytes = sigs[i]
-            if old_sig.get(tid) != sig:
-                work.append((tid, tdir, jid, agent, sig))
+            sig, nbytes, listing = sigs[i]
+            if not cache or old_sig.get(tid) != sig:
+                work.append((tid, tdir, jid, agent, sig, listing))
                 total_bytes += nbytes
     acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
     new_steps, new_calls = steps_frame(acc.step_columns()), calls_frame(acc.call_columns())
