@@ -93,6 +93,24 @@ def detectors(calls: int) -> dict:
     return res
 
 
+def atif_tree(rep: int, runs: int) -> dict:
+    """tests/load_steps/bench_trajectories.py: the ATIF fixture tree (claude-code, terminus-2,
+    openhands, ... with continuations and subagents) x ``rep``; best of ``runs``."""
+    script = ROOT / "tests" / "load_steps" / "bench_trajectories.py"
+    _, out = _run([sys.executable, str(script), "--rep", str(rep), "--runs", str(runs)])
+    res: dict = {"output": out.strip(), "rep": rep}
+    for key, pat in (
+        ("parse_over_floor", r"parse/floor1x=([\d.]+)"),
+        ("parse_ms", r"parse=([\d.]+)ms"),
+        ("floor2x_ms", r"floor \(read\+orjson.loads x2\)=([\d.]+)ms"),
+        ("mb", r"bytes=([\d.]+)MB"),
+        ("steps", r"steps=(\d+)"),
+    ):
+        m = re.search(pat, out)
+        res[key] = float(m.group(1)) if m else None
+    return res
+
+
 def _evalkit_cli() -> list[str]:
     exe = Path(sys.executable).with_name("evalkit")
     return (

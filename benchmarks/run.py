@@ -122,6 +122,8 @@ def main() -> None:
     res["incremental"] = L.measure_incremental(single / "bench-job-00", 3 if a.quick else 5, work)
     if "rss" not in skip:
         res["rss"] = L.rss_subprocess(tree(work, sizes[-1]), work)
+    print("-- trajectories: ATIF fixture tree (tests/load_steps/bench_trajectories.py)", flush=True)
+    res["atif"] = P.atif_tree(3 if a.quick else 30, 3 if a.quick else 7)
     if "peers" not in skip:
         print("-- bootstrap, detectors, nightly report", flush=True)
         res["bootstrap"] = P.bootstrap(a.quick)
@@ -154,6 +156,17 @@ def report(res: dict, sizes: list[int], ref: int) -> None:
         ("4", "trajectories parse / read+orjson floor", m(tj, "traj_parse") / m(tj, "traj_floor"), "<= 2",
          m(tj, "traj_parse") / m(tj, "traj_floor") <= 2),
     ]  # fmt: skip
+    at = res.get("atif")
+    if at and at.get("parse_over_floor"):
+        rows.append(
+            (
+                "4",
+                f"  ATIF fixture tree x{at['rep']} ({at['mb']:.1f} MB, {at['steps']:.0f} steps; best run)",
+                at["parse_over_floor"],
+                "<= 2",
+                at["parse_over_floor"] <= 2,
+            )
+        )
     b = res.get("bootstrap")
     if b:
         r = b.get("scipy_pct_over_evalkit")

@@ -387,3 +387,15 @@ def test_whole_load_results_are_reused_only_for_the_same_jobs_and_options(
     gen = _gen_harbor()
     gen.add_trials(jobs[0], 3, seed=12)
     _equal(evalkit.load(jobs, cache=False, progress=False), evalkit.load(jobs, progress=False))
+
+
+def test_a_fifo_where_a_trajectory_should_be_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    from evalkit.load.steps.table import build_trajectories
+
+    td = tmp_path / "job" / "t__abcdefg"
+    (td / "agent").mkdir(parents=True)
+    os.mkfifo(td / "agent" / "trajectory.json")
+    trials = pl.DataFrame({"trial_id": ["t"], "trial_dir": [str(td)]})
+    for cache in (False, True):
+        tf = build_trajectories(trials, cache=cache, progress=False)
+        assert [e.error_type for e in tf.errors] == ["not_a_file"]

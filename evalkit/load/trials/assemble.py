@@ -25,7 +25,7 @@ import polars as pl
 
 from evalkit.load.jobs.zones import job_zones
 from evalkit.load.timeparse import local_zone, zone_offset_now
-from evalkit.load.trials.derive import derive, with_parsed
+from evalkit.load.trials.derive import ZONE_SOURCES, derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
 from evalkit.load.trials.table import JobTrials, rows, save_job
 
@@ -120,12 +120,14 @@ def assemble(
         f = f.sort("trial_dir")  # same order whether rows came from the cache or not
         if rec["_ref"].only is not None:
             f = f.filter(pl.col("trial_dir").is_in(sorted(rec["_ref"].only)))
-        raws[i] = with_parsed(_job_columns(f, rec))
+        # zone columns parsed now for every row (shared with derive); the rest only for the
+        # rows derived below
+        raws[i] = with_parsed(_job_columns(f, rec), ZONE_SOURCES)
     if todo:
         raw = (
             pl.concat(list(raws.values()), how="vertical_relaxed")
             if raws
-            else with_parsed(empty_raw())
+            else with_parsed(empty_raw(), ZONE_SOURCES)
         )
         z, n = job_zones(raw, [job_recs[i] for i in todo], policy)
         zone_by_job.update(z)

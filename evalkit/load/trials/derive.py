@@ -33,10 +33,15 @@ TS_MAP = {
 PARSED = [f"__{k}_{src}" for src in TS_MAP.values() for k in ("a", "n")]
 
 
-def with_parsed(raw: pl.DataFrame) -> pl.DataFrame:
-    """Raw records with every timestamp column parsed as aware and as naive (once: the
-    zone inference and derive() both use them)."""
-    return raw.with_columns([e for src in TS_MAP.values() for e in parsed(src)])
+#: The raw timestamp columns the zone inference reads (``jobs/zones.py``).
+ZONE_SOURCES = ("ts_started", "ts_finished", "ts_exception")
+
+
+def with_parsed(raw: pl.DataFrame, sources: tuple[str, ...] | None = None) -> pl.DataFrame:
+    """Raw records with timestamp columns (default: all) parsed as aware and as naive, once:
+    the zone inference and derive() both use them; columns parsed already are kept."""
+    todo = [s for s in (sources or TS_MAP.values()) if f"__a_{s}" not in raw.columns]
+    return raw.with_columns([e for src in todo for e in parsed(src)]) if todo else raw
 
 
 def _secs(end: str, start: str) -> pl.Expr:
@@ -64,8 +69,7 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
     if "__dataset" not in raw.columns:
         raw = raw.with_columns(pl.lit(None, pl.String).alias("__dataset"))
     zone = pl.col("__zone")
-    if f"__a_{TS_MAP['started_at']}" not in raw.columns:  # parsed once, see with_parsed()
-        raw = with_parsed(raw)
+    raw = with_parsed(raw)  # the columns not parsed yet
     ts = {
         out: utc_from_parsed(pl.col(f"__a_{src}"), pl.col(f"__n_{src}"), zone, zones).alias(out)
         for out, src in TS_MAP.items()

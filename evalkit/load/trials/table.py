@@ -34,17 +34,18 @@ EXTRACT_VERSION = "trials-4"
 
 
 def trial_sig(trial_dir: str) -> str:
-    """Signature of a trial's inputs: folder, result.json, verifier/ and agent/ size+mtime."""
-    j = os.path.join
-    return "|".join(
-        _cache.file_sig(p)
-        for p in (
-            trial_dir,
-            j(trial_dir, "result.json"),
-            j(trial_dir, "verifier"),
-            j(trial_dir, "agent"),
-        )
-    )
+    """Signature of a trial's inputs: folder, result.json, verifier/ and agent/ size+mtime
+    ('-' for a missing one). Runs for every trial of a changed job: kept lean."""
+    base = trial_dir + "/" if trial_dir and not trial_dir.endswith("/") else trial_dir
+    out = []
+    for p in (trial_dir, base + "result.json", base + "verifier", base + "agent"):
+        try:
+            st = os.stat(p)
+        except OSError:
+            out.append("-")
+            continue
+        out.append(f"{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(out)
 
 
 def job_sig(job_dir: str) -> str:
@@ -136,7 +137,6 @@ def plan_job(
             return jt
         frame = _cache.read_rows(job_dir, "trials")
     if meta is not None and frame is not None:
-        ids = {d: _cache.path_key(d, resolved=True) for d in trial_dirs}
         sigs = {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
             pl.col("trial_dir").is_in(list(trial_dirs))
@@ -147,11 +147,13 @@ def plan_job(
         )
         kept = set(keep["trial_dir"].to_list())
         jt.frame = keep
-        kept_ids = {ids[d] for d in kept}
+        kept_ids = set(keep["trial_id"].to_list())
         jt.errors = [
             e for e in _errors_from_meta(meta.get("errors") or []) if e.trial_id in kept_ids
         ]
-        jt.todo = [(d, ids[d], sigs[d]) for d in trial_dirs if d not in kept]
+        jt.todo = [
+            (d, _cache.path_key(d, resolved=True), sigs[d]) for d in trial_dirs if d not in kept
+        ]
         return jt
     jt.meta = {}
     # signatures are taken by the extraction itself
