@@ -193,7 +193,12 @@ def error_kind_bars(
         .mark_bar()
         .encode(
             y=alt.Y(f"{by}:N", sort=runs, title=None),
-            x=alt.X("trials:Q", stack="zero", title="trials with an error"),
+            x=alt.X(
+                "trials:Q",
+                stack="zero",
+                title="trials with an error",
+                axis=alt.Axis(tickMinStep=1, format="d"),
+            ),
             color=alt.Color(
                 "error_kind:N",
                 scale=error_kind_scale(c["error_kind"].to_list()),

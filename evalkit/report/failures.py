@@ -125,7 +125,9 @@ def antipatterns(ctx: Context) -> Parts:
     out.append(
         H.note(
             f"Share of trials with a trajectory where the detector fired at least once; "
-            f"interval: {r['ci_method'][0]} ({conf:.0%}). Detector rules: docs/patterns.md."
+            f"interval ({conf:.0%}): {', '.join(sorted(set(r['ci_method'].to_list())))} "
+            "(task-clustered when a task has several attempts; exact mid-p when few tasks are "
+            "flagged). Detector rules: docs/patterns.md."
         )
     )
     if ctx.pair:
