@@ -399,3 +399,14 @@ def test_a_fifo_where_a_trajectory_should_be_is_an_error_not_a_hang(tmp_path: Pa
     for cache in (False, True):
         tf = build_trajectories(trials, cache=cache, progress=False)
         assert [e.error_type for e in tf.errors] == ["not_a_file"]
+
+
+def test_blocks_and_thread_pool_give_the_same_frames(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalkit.load.trials.table as table
+
+    want = evalkit.load(tree, cache=False, progress=False)
+    monkeypatch.setattr(table, "BLOCK", 7)  # several blocks per job
+    _equal(want, evalkit.load(tree, cache=False, progress=False))
+    _equal(want, evalkit.load(tree, cache=False, progress=False, workers=3))

@@ -170,22 +170,26 @@ def rows(p: JobTrials) -> pl.DataFrame | None:
     return p.frame
 
 
+#: Records turned into a frame at a time (bounds the Python objects alive during a load).
+BLOCK = 8192
+
+
 def extract_all(
     plans: list[JobTrials], *, progress: bool, workers: int | None = None, sigs: bool = True
 ) -> None:
-    """Extract every planned trial, in place.
+    """Extract every planned trial, in place (``p.new`` of each plan).
 
     Serial by default: file reads are quick syscalls on local disks and JSON parsing and
     extraction hold the GIL, so threads only add lock hand-offs (measured slower, see
     docs/performance.md). ``workers=N`` (N > 1) keeps a thread pool for slow network storage.
-    The cyclic garbage collector is paused while records pile up (they hold no cycles).
+    Records become a frame every BLOCK trials; the cyclic garbage collector is paused
+    meanwhile (records hold no cycles).
     """
-    work = [(pi, k) for pi, p in enumerate(plans) for k in range(len(p.todo))]
-    if not work:
+    total = sum(len(p.todo) for p in plans)
+    if not total:
         return
 
-    def run_one(pi: int, k: int) -> tuple[tuple, list[LoadError], str]:
-        d, tid, sig = plans[pi].todo[k]
+    def run_one(d: str, tid: str, sig: str) -> tuple[tuple, list[LoadError], str]:
         try:
             rec, errs, s = extract_trial(d, tid)
             if sigs and not sig:  # else already taken by plan_job, or not needed
@@ -198,46 +202,51 @@ def extract_all(
         return rec, errs, sig
 
     bar = None
-    if progress and len(work) >= 200:
+    if progress and total >= 200:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(work), desc="trials", unit="trial", leave=False)
+        bar = tqdm(total=total, desc="trials", unit="trial", leave=False)
 
-    def run_chunk(chunk: list[tuple[int, int]]) -> list[tuple[tuple, list[LoadError], str]]:
-        out = [run_one(pi, k) for pi, k in chunk]
+    def run_chunk(chunk: list[tuple[str, str, str]]) -> list[tuple[tuple, list[LoadError], str]]:
+        out = [run_one(*t) for t in chunk]
         if bar is not None:
             bar.update(len(chunk))
         return out
 
-    size = 256
-    chunks = [work[i : i + size] for i in range(0, len(work), size)]
+    pool = ThreadPoolExecutor(max_workers=workers) if workers and workers > 1 else None
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        if len(chunks) == 1 or workers is None or workers <= 1:
-            with held_cap():  # the size cap read once, not per file
-                results = [r for c in chunks for r in run_chunk(c)]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as ex:
-                results = [r for part in ex.map(run_chunk, chunks) for r in part]
+        with held_cap():  # the size cap read once, not per file (serial path)
+            for p in plans:
+                frames = []
+                for i in range(0, len(p.todo), BLOCK):
+                    block = p.todo[i : i + BLOCK]
+                    if pool is not None:
+                        parts = [block[j : j + 256] for j in range(0, len(block), 256)]
+                        results = [r for part in pool.map(run_chunk, parts) for r in part]
+                    else:
+                        results = run_chunk(block)
+                    for r in results:  # job_id as the cache stores it (warm loads equal)
+                        for e in r[1]:
+                            p.errors.append(
+                                LoadError(
+                                    e.path, e.level, e.error_type, e.message, p.job_id,
+                                    e.trial_id or None,
+                                )
+                            )  # fmt: skip
+                    ids = [t[1] for t in block]
+                    frames.append(_raw_frame([r[0] for r in results], ids, [r[2] for r in results]))
+                    del results
+                if frames:
+                    p.new = frames[0] if len(frames) == 1 else pl.concat(frames)
     finally:
         if gc_was:
             gc.enable()
-    if bar is not None:
-        bar.close()
-    i = 0
-    for p in plans:
-        n = len(p.todo)
-        chunk = results[i : i + n]
-        i += n
-        for r in chunk:  # job_id as the cache stores it (a warm load must give the same rows)
-            for e in r[1]:
-                p.errors.append(
-                    LoadError(
-                        e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id or None
-                    )
-                )
-        p.new = _raw_frame([r[0] for r in chunk], [t[1] for t in p.todo], [r[2] for r in chunk])
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
 
 
 def save_job(p: JobTrials, frame: pl.DataFrame, meta: dict) -> None:
