@@ -34,6 +34,7 @@ import orjson
 
 from evalkit.load import cache as _cache
 from evalkit.load.errors import LoadError
+from evalkit.load.io import read_head
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")
@@ -95,8 +96,10 @@ def _sniff_kind(path: str) -> str | None:
         try:
             if os.path.getsize(p) > 4 * 1024 * 1024:
                 continue
-            with open(p, "rb") as fh:
-                data = orjson.loads(fh.read())
+            raw = read_head(p, 4 * 1024 * 1024)  # never blocks on a FIFO
+            if raw is None:
+                continue
+            data = orjson.loads(raw)
         except (OSError, orjson.JSONDecodeError, ValueError):
             continue
         if not isinstance(data, dict):

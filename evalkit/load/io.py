@@ -93,6 +93,32 @@ def read_bytes(
     return data, None
 
 
+_OPEN_NB = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_head(path: str, n: int) -> bytes | None:
+    """Up to ``n`` bytes from the start of a regular file; None for anything else.
+
+    For sniffers that peek at a file before deciding what it is: the open never blocks
+    (a FIFO named like a data file would otherwise wait for a writer forever) and folders,
+    devices and sockets are refused.
+    """
+    import stat as _stat
+
+    try:
+        fd = os.open(path, _OPEN_NB)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, n)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _lenient_loads(data: bytes) -> Any:
     """Parse JSON that orjson rejects only for NaN / Infinity literals (Python's json allows them)."""
     import json

@@ -43,10 +43,8 @@ def looks_like_rollout_file(path: str, max_bytes: int = 1 << 20) -> bool:
     (``seq`` and a string ``type``). audit.jsonl (hash-chained audit trail) never matches."""
     if os.path.basename(path) == "audit.jsonl" or not path.endswith(".jsonl"):
         return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(max_bytes)
-    except OSError:
+    head = io.read_head(path, max_bytes)  # never blocks on a FIFO, refuses non-files
+    if head is None:
         return False
     for line in head.split(b"\n"):
         line = line.strip()
