@@ -41,6 +41,35 @@ def _dataset_label(ds: dict) -> str | None:
     return None
 
 
+def _as_list(v: Any) -> list:
+    return v if isinstance(v, list) else []
+
+
+def _plain(v: Any, depth: int = 0) -> Any:
+    """A copy orjson can always write: integers beyond 64 bits as floats, lone surrogates
+    replaced, nesting cut at 64 levels (redaction and orjson both recurse)."""
+    if depth > 64:
+        return "[nested too deep]"
+    if isinstance(v, dict):
+        return {_plain(str(k), depth): _plain(x, depth + 1) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x, depth + 1) for x in v]
+    if isinstance(v, str):
+        return v.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        return float(v) if abs(v) < 1e308 else str(v)
+    return v
+
+
+def _config_json(cfg: dict) -> str:
+    """The redacted config as sorted JSON text; odd content (huge integers, lone
+    surrogates, deep nesting) is made writable first instead of failing the load."""
+    try:
+        return orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, RecursionError):
+        return orjson.dumps(redact_obj(_plain(cfg)), option=orjson.OPT_SORT_KEYS).decode()
+
+
 def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadError]]:
     """Raw job record (timestamps still strings) and the load errors met."""
     errors: list[LoadError] = []
@@ -70,8 +99,8 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
     launch = _read("evalkit-launch.json")
     stats = as_dict(res.get("stats"))
     orch = as_dict(cfg.get("orchestrator"))
-    agents = [as_dict(a) for a in cfg.get("agents") or [] if isinstance(a, dict)]
-    datasets = [as_dict(d) for d in cfg.get("datasets") or [] if isinstance(d, dict)]
+    agents = [a for a in _as_list(cfg.get("agents")) if isinstance(a, dict)]
+    datasets = [d for d in _as_list(cfg.get("datasets")) if isinstance(d, dict)]
     if "n_completed_trials" in stats or "updated_at" in res:
         fmt = "counters"
     elif "n_trials" in stats:
@@ -107,9 +136,7 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
         "harbor_version": as_str(harbor.get("version")),
         "format": fmt,
-        "config_json": orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode()
-        if cfg
-        else None,
+        "config_json": _config_json(cfg) if cfg else None,
         "job_name_cfg": as_str(cfg.get("job_name")),
         "launch_state": as_str(launch.get("state")),
     }

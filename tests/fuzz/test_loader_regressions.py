@@ -1,0 +1,48 @@
+"""Loader crashers the fuzz campaign found, each as a small direct test (the stored
+crashers under tests/fixtures/crashers/ replay the exact cases)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import evalkit
+from tests.fuzz.corpus import JOBS, template
+
+
+def _job(tmp_path: Path, name: str = "skills-job") -> Path:
+    dst = tmp_path / name
+    shutil.copytree(template() / name, dst, symlinks=True)
+    return dst
+
+
+def _load(path: Path) -> evalkit.Runs:
+    runs = evalkit.load(path, cache=False, progress=False)
+    _ = runs.steps, runs.tool_calls, runs.findings
+    return runs
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '"datasets": 1.5',  # not a list: was "float is not iterable"
+        '"agents": "claude-code"',
+        '"n_attempts": 123456789012345678901234567890',  # orjson cannot write > 64-bit ints
+        '"job_name": "\\ud800 lone surrogate"',  # orjson cannot write lone surrogates
+        '"deep": ' + "[" * 900 + "]" * 900,  # redaction and orjson recursion limits
+    ],
+)
+def test_odd_job_config_values(tmp_path: Path, raw: str) -> None:
+    job = _job(tmp_path)
+    cfg = (job / "config.json").read_text()
+    (job / "config.json").write_text(cfg.replace("{", "{" + raw + ",", 1))
+    runs = _load(job)
+    assert runs.trials.height == len(JOBS["skills-job"])
+    text = runs.jobs["config_json"].item()
+    assert text is None or isinstance(json.loads(text), dict)
+    # the run= callable path parses config_json back
+    again = evalkit.load(job, cache=False, progress=False, run=lambda c: str(c.get("n_attempts")))
+    assert again.trials.height == len(JOBS["skills-job"])
