@@ -156,6 +156,29 @@ def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> tuple[
     return trials, by_name
 
 
+def _broken_trial_links(entries: list[os.DirEntry], out: Discovery) -> bool:
+    """Trial-named symlinks that lead to no folder (a loop, a dangling link) are load
+    errors, not silently skipped; True when there is one (the list is then not remembered,
+    so the error shows on every load)."""
+    found = False
+    for e in entries:
+        try:
+            broken = bool(TRIAL_NAME_RE.match(e.name)) and e.is_symlink() and not _is_dir(e)
+        except OSError:
+            broken = False
+        if broken:
+            found = True
+            out.errors.append(
+                LoadError(
+                    e.path,
+                    "trial",
+                    "unreadable",
+                    "a trial-named symlink that leads to no folder (a loop or a dangling link)",
+                )
+            )
+    return found
+
+
 def _folder_sig(real: str) -> tuple[str, float]:
     """(size:mtime of the folder, config.json, result.json; the folder's mtime)."""
     j = os.path.join
@@ -230,12 +253,19 @@ def _visit(
         else:
             trials, by_name = _trial_list(real, subdirs, out)
             out.jobs.append(JobRef(real, label, trials))
-            if memo and sniffed and by_name:
+            broken = _broken_trial_links(entries, out)
+            if memo and sniffed and by_name and not broken:
                 _remember(real, trials, sig, mtime)
         return
     # no job files: a job that crashed before writing them, a rollout folder, or a container
-    if any(TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs):
+    # (a folder holding job folders stays a container even next to a trial-named folder)
+    if any(
+        TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs
+    ) and not any(
+        not TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) == "job" for e in subdirs
+    ):
         out.jobs.append(JobRef(real, label, _trial_list(real, subdirs, out)[0]))
+        _broken_trial_links(entries, out)
         return
     if _rollout_check(real):
         out.rollouts.append((real, label))

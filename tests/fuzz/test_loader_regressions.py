@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import evalkit
@@ -46,3 +47,35 @@ def test_odd_job_config_values(tmp_path: Path, raw: str) -> None:
     # the run= callable path parses config_json back
     again = evalkit.load(job, cache=False, progress=False, run=lambda c: str(c.get("n_attempts")))
     assert again.trials.height == len(JOBS["skills-job"])
+
+
+def test_runs_folder_with_a_stray_trial_named_folder_is_not_a_job(tmp_path: Path) -> None:
+    """A trial-named folder next to job folders (here a symlink to the folder above) made
+    discovery take the runs folder for one job whose 'trials' were the job folders."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    for j in JOBS:
+        shutil.copytree(template() / j, root / j, symlinks=True)
+    (root / "link__L00pL00").symlink_to("..")
+    runs = _load(root)
+    assert set(runs.jobs["job_name"]) >= set(JOBS)
+    assert runs.trials.height == sum(len(v) for v in JOBS.values())
+
+
+@pytest.mark.parametrize("how", ["self", "pair", "dangling"])
+def test_trial_named_symlink_that_leads_nowhere_is_a_load_error(tmp_path: Path, how: str) -> None:
+    job = _job(tmp_path)
+    name = JOBS["skills-job"][0]
+    shutil.rmtree(job / name)
+    if how == "self":
+        (job / name).symlink_to(name)
+    elif how == "pair":
+        (job / name).symlink_to(name + ".b")
+        (job / (name + ".b")).symlink_to(name)
+    else:
+        (job / name).symlink_to("/nonexistent/folder")
+    for cache in (False, True, True):  # the remembered trial list must not hide it
+        runs = evalkit.load(job, cache=cache, progress=False)
+        assert runs.trials.height == len(JOBS["skills-job"]) - 1
+        errs = runs.load_errors.filter(pl.col("path") == str(job / name))
+        assert errs["error_type"].to_list() == ["unreadable"], runs.load_errors
