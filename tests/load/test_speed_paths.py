@@ -410,3 +410,31 @@ def test_blocks_and_thread_pool_give_the_same_frames(
     monkeypatch.setattr(table, "BLOCK", 7)  # several blocks per job
     _equal(want, evalkit.load(tree, cache=False, progress=False))
     _equal(want, evalkit.load(tree, cache=False, progress=False, workers=3))
+
+
+def test_cached_rows_from_another_write_are_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two loads writing one job's cache at once: rows of one write, meta of the other."""
+    from evalkit.load import cache as cache_mod
+    from tests.load.factory import job
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    exc = {"exception_type": "RateLimitError", "exception_message": "429"}
+    trials = [
+        trial_result("t", f"t__{i:07d}", rewards={"reward": 1.0}, exc=exc if i % 2 else None)
+        for i in range(6)
+    ]
+    jd = job(tmp_path / "runs", "rj", trials)
+    goose = evalkit.load(jd, cache=False, progress=False)
+    strict = evalkit.load(jd, cache=False, progress=False, outcome_rule="strict")
+    assert goose.trials["outcome"].to_list() != strict.trials["outcome"].to_list()
+    evalkit.load(jd, progress=False)  # cache: goose rows + meta
+    meta_p = cache_mod.job_cache_dir(jd) / "trials.meta.json"
+    goose_meta = meta_p.read_bytes()
+    os.utime(jd, (1_700_000_000, 1_700_000_000))  # changed folder: the next load writes rows
+    evalkit.load(jd, progress=False, outcome_rule="strict")  # cache: strict rows + meta
+    meta_p.write_bytes(goose_meta)  # ... and the goose load's meta lands last
+    shutil.rmtree(cache_mod.cache_root() / "v1" / "loads", ignore_errors=True)
+    _equal(goose, evalkit.load(jd, progress=False))
+    _equal(strict, evalkit.load(jd, progress=False, outcome_rule="strict"))

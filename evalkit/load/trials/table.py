@@ -30,7 +30,7 @@ from evalkit.load.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).
-EXTRACT_VERSION = "trials-4"
+EXTRACT_VERSION = "trials-5"
 
 
 def trial_sig(trial_dir: str) -> str:
@@ -135,7 +135,7 @@ def plan_job(
         if meta.get("job_sig") == jt.job_sig and meta.get("complete") and job_complete:
             jt.errors, jt.from_cache = _errors_from_meta(meta.get("errors") or []), True
             return jt
-        frame = _cache.read_rows(job_dir, "trials")
+        frame = _matching_rows(job_dir, meta)
     if meta is not None and frame is not None:
         sigs = {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
@@ -161,11 +161,22 @@ def plan_job(
     return jt
 
 
+def _matching_rows(job_dir: str, meta: dict) -> pl.DataFrame | None:
+    """The cached rows, if they belong to ``meta`` (their ``_gen`` column is its generation:
+    two loads writing the same job at once cannot pair one's meta with the other's rows)."""
+    df = _cache.read_rows(job_dir, "trials")
+    if df is None or "_gen" not in df.columns:
+        return None
+    if df.height and df["_gen"][0] != meta.get("generation"):
+        return None
+    return df.drop("_gen")
+
+
 def rows(p: JobTrials) -> pl.DataFrame | None:
     """The cached rows of a fast-path job (read on first use), else the kept rows."""
     if p.from_cache and p.frame is None:
-        p.frame = _cache.read_rows(p.job_dir, "trials")
-        if p.frame is None:  # cache removed under us: the caller re-plans the job
+        p.frame = _matching_rows(p.job_dir, p.meta)
+        if p.frame is None:  # cache removed or rewritten under us: the caller re-plans
             p.from_cache = False
     return p.frame
 
@@ -262,4 +273,5 @@ def save_job(p: JobTrials, frame: pl.DataFrame, meta: dict) -> None:
         "errors": _errors_to_meta(errs),
         **meta,
     }
-    _cache.write_table(p.job_dir, "trials", EXTRACT_VERSION, frame, p.meta)
+    gen = pl.lit(p.meta["generation"], pl.String).alias("_gen")
+    _cache.write_table(p.job_dir, "trials", EXTRACT_VERSION, frame.with_columns(gen), p.meta)
