@@ -247,6 +247,8 @@ def _visit(
                 if own_trial and not any(TRIAL_NAME_RE.match(e.name) for e in subdirs)
                 else "job"
             )
+        if kind == "trial" and any(TRIAL_NAME_RE.match(e.name) for e in subdirs):
+            kind = "job"  # trials never hold trial folders: a job with an odd config/result
         if kind == "trial":
             # a trial folder given directly: load its job, restricted to this trial
             out.jobs.append(JobRef(os.path.dirname(real), label, [real], only={real}))

@@ -79,3 +79,19 @@ def test_trial_named_symlink_that_leads_nowhere_is_a_load_error(tmp_path: Path, 
         assert runs.trials.height == len(JOBS["skills-job"]) - 1
         errs = runs.load_errors.filter(pl.col("path") == str(job / name))
         assert errs["error_type"].to_list() == ["unreadable"], runs.load_errors
+
+
+@pytest.mark.parametrize("src", ["trial_result", "trajectory"])
+def test_job_config_that_looks_like_a_trial_keeps_the_job(tmp_path: Path, src: str) -> None:
+    """A job whose config.json holds a trial's result (keys task_name / trial_name) was
+    taken for a trial folder given directly: the job and all its trials were lost."""
+    job = _job(tmp_path)
+    name = JOBS["skills-job"][0]
+    other = job / name / "result.json"
+    if src == "trajectory":
+        other = template() / "atif-job" / JOBS["atif-job"][0] / "agent" / "trajectory.json"
+    (job / "config.json").write_bytes(other.read_bytes())
+    for path in (job, tmp_path):
+        runs = _load(path)
+        assert runs.jobs["job_name"].to_list() == ["skills-job"]
+        assert runs.trials.height == len(JOBS["skills-job"])
