@@ -9,6 +9,7 @@ tree: change it only together with the stored crashers.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -88,11 +89,17 @@ def build(root: Path) -> Path:
     t3 = aj / "multi-step__St3psAB"
     t3.mkdir()
     (t3 / "result.json").write_text(_trial_result(base, "multi-step", t3.name))
-    for step, src in (("build", "hello-world.trajectory.json"), ("test", "hello-world-timeout.trajectory.json")):
+    for step, src in (
+        ("build", "hello-world.trajectory.json"),
+        ("test", "hello-world-timeout.trajectory.json"),
+    ):
         _copy(GOLDEN / src, t3 / "steps" / step / "agent" / "trajectory.json")
     # go-code rollouts with a results.jsonl
     rd = root / ROLLOUT_DIR
-    _copy(ROLLOUTS / "run-toolcall-golden.DERIVED-rollout.jsonl", rd / "2026-07-27" / f"{ROLLOUT_ID}.jsonl")
+    _copy(
+        ROLLOUTS / "run-toolcall-golden.DERIVED-rollout.jsonl",
+        rd / "2026-07-27" / f"{ROLLOUT_ID}.jsonl",
+    )
     _copy(ROLLOUTS / "simple-no-tool.jsonl", rd / "2026-01-15" / "simple-no-tool.jsonl")
     _copy(ROLLOUTS / "tool-with-output-key.jsonl", rd / "2026-01-15" / "tool-with-output-key.jsonl")
     rec = {
@@ -110,8 +117,11 @@ def build(root: Path) -> Path:
 @cache
 def template() -> Path:
     """The seed tree, built once per process in a temporary folder."""
-    d = Path(tempfile.mkdtemp(prefix="evalkit-fuzz-seed-")) / "runs"
-    return build(d)
+    parent = Path(
+        tempfile.mkdtemp(prefix="evalkit-fuzz-seed-", dir=os.environ.get("EVALKIT_FUZZ_TMP"))
+    )
+    atexit.register(shutil.rmtree, parent, True)
+    return build(parent / "runs")
 
 
 @dataclass(frozen=True)
