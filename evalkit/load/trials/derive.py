@@ -45,7 +45,10 @@ def with_parsed(raw: pl.DataFrame, sources: tuple[str, ...] | None = None) -> pl
 
 
 def _secs(end: str, start: str) -> pl.Expr:
-    return (pl.col(end) - pl.col(start)).dt.total_microseconds() / 1e6
+    # round(6): Polars divides a column of 2+ rows by a scalar as a multiplication by its
+    # reciprocal (1 ulp off) but a 1-row column exactly, so rows derived one job at a time
+    # (incremental cache loads) differed from a cold load; rounded, both are exact
+    return ((pl.col(end) - pl.col(start)).dt.total_microseconds() / 1e6).round(6)
 
 
 def default_run_label() -> pl.Expr:
