@@ -119,12 +119,51 @@ def read_head(path: str, n: int) -> bytes | None:
         os.close(fd)
 
 
+def _fix_str(s: str) -> str:
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:  # a lone surrogate: U+FFFD instead
+        return s.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _scrub_surrogates(val: Any) -> Any:
+    """Replace lone surrogates (``"\\ud800"`` is valid JSON but not Unicode: Polars, orjson
+    and UTF-8 writers refuse it) in every string of a parsed value; iterative, any depth."""
+    if isinstance(val, str):
+        return _fix_str(val)
+    stack = [val]
+    while stack:
+        c = stack.pop()
+        if isinstance(c, dict):
+            for k in list(c):
+                v = c[k]
+                if isinstance(v, str):
+                    c[k] = _fix_str(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+                fk = _fix_str(k)
+                if fk != k:
+                    c[fk] = c.pop(k)
+        elif isinstance(c, list):
+            for i, v in enumerate(c):
+                if isinstance(v, str):
+                    c[i] = _fix_str(v)
+                elif isinstance(v, (dict, list)):
+                    stack.append(v)
+    return val
+
+
 def _lenient_loads(data: bytes) -> Any:
-    """Parse JSON that orjson rejects only for NaN / Infinity literals (Python's json allows them)."""
+    """Parse JSON that orjson rejects for NaN / Infinity literals or lone surrogate escapes
+    (Python's json allows both; surrogates are then replaced)."""
     import json
 
     text = data.decode("utf-8", errors="strict")
-    return json.loads(text)
+    val = json.loads(text)
+    if "\\ud" in text or "\\uD" in text:
+        val = _scrub_surrogates(val)
+    return val
 
 
 def parse_json(data: bytes, path: str, level: str) -> tuple[Any, LoadError | None]:

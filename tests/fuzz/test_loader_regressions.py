@@ -95,3 +95,28 @@ def test_job_config_that_looks_like_a_trial_keeps_the_job(tmp_path: Path, src: s
         runs = _load(path)
         assert runs.jobs["job_name"].to_list() == ["skills-job"]
         assert runs.trials.height == len(JOBS["skills-job"])
+
+
+@pytest.mark.parametrize("field", ["finished_at", "task_name", "exception_info"])
+def test_lone_surrogate_escapes_in_a_trial_result(tmp_path: Path, field: str) -> None:
+    """``"\\ud800"`` is valid JSON but not Unicode: orjson refuses it, the stdlib fallback
+    parsed it, and building the trials frame raised UnicodeEncodeError."""
+    job = _job(tmp_path, "atif-job")
+    p = job / JOBS["atif-job"][1] / "result.json"
+    d = json.loads(p.read_text())
+    d[field] = (
+        {"exception_type": "X", "exception_message": "m"} if field == "exception_info" else ""
+    )
+    text = (
+        json.dumps(d)
+        .replace('"m"', '"\\udfff m"')
+        .replace(f'"{field}": ""', f'"{field}": "\\ud800"')
+    )
+    p.write_text(text)
+    runs = _load(job)
+    assert runs.trials.height == len(JOBS["atif-job"])
+    row = runs.trials.filter(pl.col("trial_name") == JOBS["atif-job"][1]).row(0, named=True)
+    if field == "task_name":
+        assert row["task_name"] == "\ufffd"
+    if field == "exception_info":
+        assert row["exception_message"] == "\ufffd m"
