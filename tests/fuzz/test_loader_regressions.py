@@ -120,3 +120,17 @@ def test_lone_surrogate_escapes_in_a_trial_result(tmp_path: Path, field: str) ->
         assert row["task_name"] == "\ufffd"
     if field == "exception_info":
         assert row["exception_message"] == "\ufffd m"
+
+
+@pytest.mark.parametrize("value", ["1e30", "-1e300", "1.5", "9223372036854775808"])
+def test_huge_final_metrics_in_a_trajectory(tmp_path: Path, value: str) -> None:
+    """final_metrics totals beyond Int64 failed the strict cast of the token-mismatch text
+    (Polars evaluates both branches of when/then): InvalidOperationError from runs.steps."""
+    job = _job(tmp_path, "atif-job")
+    p = job / JOBS["atif-job"][1] / "agent" / "trajectory.json"
+    d = json.loads(p.read_text())
+    d.setdefault("final_metrics", {})["total_cached_tokens"] = "__V__"
+    p.write_text(json.dumps(d).replace('"__V__"', value))
+    runs = _load(job)
+    row = runs.trials.filter(pl.col("trial_name") == JOBS["atif-job"][1]).row(0, named=True)
+    assert row["n_steps"] is not None

@@ -100,6 +100,12 @@ def final_totals(fms: list[tuple[dict, tuple[int, int] | None]]) -> dict[str, fl
     return out
 
 
+def _count_text(v: pl.Expr) -> pl.Expr:
+    """A token count as text: an integer when it fits Int64, else the float (1e30 from a
+    broken file must not fail the strict cast; both branches of when/then are evaluated)."""
+    return v.cast(pl.Int64, strict=False).cast(pl.String).fill_null(v.cast(pl.String))
+
+
 def metrics_mismatch_expr() -> pl.Expr:
     """Null when ATIF final_metrics totals agree with result.json (or cannot be compared),
     else e.g. 'prompt_tokens: atif 485630 vs result 485000; cost_usd: atif 0.46 vs result 0.5'.
@@ -118,7 +124,7 @@ def metrics_mismatch_expr() -> pl.Expr:
         av, rv = pl.col(a).cast(pl.Float64), pl.col(r).cast(pl.Float64)
         parts.append(
             pl.when(av.is_not_null() & rv.is_not_null() & (av != rv)).then(
-                pl.format(f"{name}: atif {{}} vs result {{}}", av.cast(pl.Int64), rv.cast(pl.Int64))
+                pl.format(f"{name}: atif {{}} vs result {{}}", _count_text(av), _count_text(rv))
             )
         )
     a, r = pl.col("fm_cost").cast(pl.Float64), pl.col("cost_usd").cast(pl.Float64)
