@@ -7,8 +7,12 @@ be API keys. Everything evalkit puts in a frame, report or file goes through
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
+
+import polars as pl
 
 REDACTED = "[REDACTED]"
 
@@ -31,13 +35,29 @@ SECRET_KEY_PARTS = (
 #: Dict keys whose whole value is a mapping of environment variables.
 ENV_KEYS = ("env", "environment_variables", "env_vars")
 
-#: Value patterns of common provider keys and bearer tokens.
-SECRET_VALUE_RE = re.compile(
-    r"(sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+#: Value patterns of common provider keys and bearer tokens (valid in Python's re and in
+#: Polars' Rust regex).
+_KEY_ALTERNATIVES = (
+    r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}"
-    r"|AKIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|(?i:bearer)\s+[A-Za-z0-9_\-\.=]{16,}"
-    r"|eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,})"
+    r"|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_\-]{16,}"
+    r"|(?i:bearer)[ \t]+[A-Za-z0-9_\-\.=+/]{16,}"
+    r"|eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"
 )
+#: A PEM private key: the header, the body when it starts on a new line, the footer if any.
+_PEM = (
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\r\n][A-Za-z0-9+/=\r\n \t]*)?"
+    r"(?:-----END [A-Z ]*PRIVATE KEY-----)?"
+)
+#: Keys never start inside a word: ``flask-sqlalchemy-extensions`` is no ``sk-`` key.
+SECRET_VALUE_RE = re.compile(rf"(?<![A-Za-z0-9])(?:{_KEY_ALTERNATIVES})|{_PEM}")
+#: A superset for Polars (Rust regex has no look-behind), to find the values to redact.
+_POLARS_SECRET = rf"(^|[^A-Za-z0-9])(?:{_KEY_ALTERNATIVES})|{_PEM}"
+
+#: Environment variables whose values are secrets although their names do not say so.
+SECRET_ENV_NAMES = ("DATABRICKS_HOST", "AZURE_API_BASE")
+#: Values too common to be worth hiding (an env var set to "true" hides nothing).
+_MIN_SECRET_LEN = 8
 
 
 def is_secret_key(key: str) -> bool:
@@ -51,11 +71,57 @@ def is_secret_key(key: str) -> bool:
 
 def redact_text(text: str, extra_values: tuple[str, ...] = ()) -> str:
     """Replace key-like substrings (and any of ``extra_values``) with [REDACTED]."""
-    out = SECRET_VALUE_RE.sub(REDACTED, text)
-    for v in extra_values:
+    out = text
+    for v in extra_values:  # literal values first: a pattern could eat part of one
         if v and len(v) >= 6:
             out = out.replace(v, REDACTED)
-    return out
+    # twice: a key glued to the end of another (AKIA...sk-ant-...) has no boundary before it
+    # until the first is replaced
+    return SECRET_VALUE_RE.sub(REDACTED, SECRET_VALUE_RE.sub(REDACTED, out))
+
+
+def env_secret_values(
+    environ: Mapping[str, str] | None = None, names: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """Values of the environment variables that hold secrets: names that look like one
+    (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``, ...), :data:`SECRET_ENV_NAMES` and ``names``
+    (e.g. the variables passed to a run). Longest first; short values are skipped."""
+    env = os.environ if environ is None else environ
+    wanted = set(names) | set(SECRET_ENV_NAMES)
+    vals = {
+        v
+        for k, v in env.items()
+        if (k in wanted or is_secret_key(k)) and isinstance(v, str) and len(v) >= _MIN_SECRET_LEN
+    }
+    return tuple(sorted(vals, key=len, reverse=True))
+
+
+def redact_series(s: pl.Series, extra_values: tuple[str, ...] = ()) -> pl.Series:
+    """:func:`redact_text` over a String Series: a vectorised search (Polars' regex) finds
+    the few values that may hold a key, and only those go through Python's regex, so the
+    result is exactly ``[redact_text(v, extra_values) for v in s]``."""
+    for v in extra_values:
+        if v and len(v) >= 6:
+            s = s.str.replace_all(v, REDACTED, literal=True)
+    hit = s.str.contains(_POLARS_SECRET).fill_null(False)
+    if not hit.any():
+        return s
+    idx = hit.arg_true()
+    return s.scatter(idx, [redact_text(v) for v in s.gather(idx).to_list()])
+
+
+def redact_frame(
+    df: pl.DataFrame, columns: Iterable[str] | None = None, extra_values: tuple[str, ...] = ()
+) -> pl.DataFrame:
+    """``df`` with the given String columns (default: all String columns) redacted."""
+    cols = [
+        c
+        for c in (df.columns if columns is None else columns)
+        if c in df.columns and df.schema[c] == pl.String
+    ]
+    if not cols or df.height == 0:
+        return df
+    return df.with_columns(redact_series(df[c], extra_values) for c in cols)
 
 
 def redact_obj(obj: Any, *, _in_env: bool = False) -> Any:
