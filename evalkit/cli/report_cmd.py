@@ -33,6 +33,11 @@ def report_cmd(
     name: str = typer.Argument(..., help="nightly | compare (or a path to a report notebook)."),
     runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Folder for the report files."),
+    redact: bool = typer.Option(
+        True,
+        "--redact/--no-redact",
+        help="Replace API-key-like values and secret env values with [REDACTED] (default).",
+    ),
 ) -> None:
     """Execute a report notebook (papermill, this environment) and write DIR/<date>-<name>.html,
     the executed .ipynb and summary.json; print the HTML path. A failing cell fails the
@@ -50,17 +55,21 @@ def report_cmd(
         err.print(f"[red]No such folder: {runs_dir}[/red]")
         raise typer.Exit(2)
     try:
-        files = render(name, runs_dir, out, param)
+        files = render(name, runs_dir, out, param, redact=redact)
     except (FileNotFoundError, ValueError) as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
     except ReportError as e:
+        from evalkit.load.redact import env_secret_values, redact_text
+
+        secret = env_secret_values()
+        red = (lambda t: redact_text(t, secret)) if redact else (lambda t: t)
         err.print(f"[red]report {name} failed in cell {e.cell}:[/red]", highlight=False)
         if e.source:
             err.print("  " + "\n  ".join(e.source.splitlines()[:8]), markup=False, highlight=False)
         tail = "\n".join(e.traceback.splitlines()[-25:])
-        err.print(tail, markup=False, highlight=False)
-        err.print(f"{e.ename}: {e.evalue}", markup=False, highlight=False)
+        err.print(red(tail), markup=False, highlight=False)
+        err.print(red(f"{e.ename}: {e.evalue}"), markup=False, highlight=False)
         err.print(f"(partial notebook: {out})", markup=False, highlight=False)
         raise typer.Exit(1) from None
     s = files.seconds

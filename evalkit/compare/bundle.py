@@ -17,6 +17,7 @@ goose's failure-analysis recipe done mechanically, for a human or an LLM to read
 6. the anti-pattern findings of every attempt (runs.findings), when available.
 
 Everything copied from the job folders is passed through ``evalkit.load.redact.redact_text``
+(key patterns and the values of this machine's secret environment variables)
 and put in fenced blocks whose fence is longer than any backtick run inside, so content
 cannot break out of its block; table cells have ``|`` and newlines escaped.
 """
@@ -33,7 +34,7 @@ import polars as pl
 
 from evalkit.compare.divergence import first_divergence
 from evalkit.compare.select import complete_columns, select_side, trials_of
-from evalkit.load.redact import redact_text
+from evalkit.load.redact import env_secret_values, redact_text
 
 _FAIL_LINE = re.compile(
     r"^(FAILED\b|ERROR\b|E\s{2,}\S|.*\bAssertionError\b|.*\bassert\b.*(?:==|!=|<|>|\bin\b)|"
@@ -44,7 +45,7 @@ MAX_FILE = 512 * 1024
 
 def code_block(text: str, lang: str = "", indent: str = "") -> str:
     """A fenced block that ``text`` cannot close (fence longer than any backtick run)."""
-    text = redact_text(text or "")
+    text = redact_text(text or "", env_secret_values())
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = "\n".join(indent + ln for ln in text.splitlines()) if indent else text
@@ -55,7 +56,7 @@ def cell(v: Any, n: int = 80) -> str:
     """A Markdown table cell: redacted, one line, pipes escaped, cut to ``n`` chars."""
     if v is None:
         return "-"
-    s = redact_text(str(v)).replace("\r", " ").replace("\n", " ")
+    s = redact_text(str(v), env_secret_values()).replace("\r", " ").replace("\n", " ")
     s = s if len(s) <= n else s[: n - 1] + "…"
     return s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
 

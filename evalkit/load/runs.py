@@ -30,6 +30,10 @@ from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 FindingsProvider = Callable[["Runs"], pl.DataFrame]
 _findings_provider: FindingsProvider | None = None
 
+#: Columns :meth:`Runs.redacted` never changes (ids, paths, keys).
+_KEEP = ("run", "job_name", "trial_name", "outcome", "error_kind", "path", "level")
+_KEEP_SUFFIXES = ("_id", "_dir", "_path", "_uri")
+
 #: Trial columns that come from trajectories (filled when steps are built).
 TRAJECTORY_TRIAL_COLUMNS = ("n_steps", "n_tool_calls", "n_turns", "metrics_mismatch")
 
@@ -135,6 +139,38 @@ class Runs:
         if self._traj is not None:
             errs.extend(self._traj.errors)
         return _errors.errors_frame(errs)
+
+    # -- redaction ----------------------------------------------------------------------
+    def redacted(self, extra_values: tuple[str, ...] = ()) -> Runs:
+        """A copy whose text (messages, reasoning, commands, arguments, observations,
+        exception messages, load error messages, finding evidence, ...) has API-key-like
+        values (``evalkit.load.redact``) and ``extra_values`` replaced with [REDACTED].
+
+        Ids, paths and names of files are kept. Trajectories are parsed and findings
+        computed first, from the original text (reports call this; see docs/report.md)."""
+        from dataclasses import replace
+
+        from evalkit.load.redact import redact_frame, redact_text
+
+        def red(df: pl.DataFrame) -> pl.DataFrame:
+            cols = [c for c in df.columns if not c.endswith(_KEEP_SUFFIXES) and c not in _KEEP]
+            return redact_frame(df, cols, extra_values)
+
+        def red_errors(errs: list[_errors.LoadError]) -> list[_errors.LoadError]:
+            return [replace(e, message=redact_text(e.message, extra_values)) for e in errs]
+
+        tf = self._ensure_trajectories()
+        findings = self.findings
+        return Runs(
+            jobs=red(self.jobs),
+            _trials=red(self._trials),
+            _load_errors=red_errors(self._load_errors),
+            options={**self.options, "redacted": True},
+            _traj=TrajectoryFrames(
+                red(tf.steps), red(tf.tool_calls), tf.trial_summary, red_errors(tf.errors)
+            ),
+            _findings=red(findings),
+        )
 
     # -- conveniences -------------------------------------------------------------------
     @property

@@ -9,7 +9,7 @@ import polars as pl
 
 from evalkit.load._columns import conform, empty
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
-from evalkit.load.redact import redact_text
+from evalkit.load.redact import env_secret_values, redact_text
 from evalkit.patterns.config import DEFAULTS, merge_config
 from evalkit.patterns.context import Context, coerce_frames
 from evalkit.patterns.registry import MODES, registered
@@ -111,7 +111,8 @@ def _redact(df: pl.DataFrame) -> pl.DataFrame:
     """Secrets never leave in evidence: redact_text on each distinct snippet."""
     ev = df.get_column("evidence")
     uniq = ev.unique()
-    mapping = {s: redact_text(s) for s in uniq.to_list() if s is not None}
+    secret = env_secret_values()
+    mapping = {s: redact_text(s, secret) for s in uniq.to_list() if s is not None}
     changed = {k: v for k, v in mapping.items() if k != v}
     if not changed:
         return df

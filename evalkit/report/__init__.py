@@ -51,10 +51,12 @@ def setup(
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
+    redact: bool = True,
     **params: Any,
 ) -> Context:
     """Start a report: offline charts (the Vega bundle is shown once, here), the report's
-    CSS, then load ``runs_dir`` and pick the runs to compare (:func:`load_context`)."""
+    CSS, then load ``runs_dir`` and pick the runs to compare (:func:`load_context`;
+    ``redact``: hide API-key-like values, on by default)."""
     from evalkit.charts import enable_offline
     from evalkit.report.html import CSS
 
@@ -69,7 +71,7 @@ def setup(
         pass
     from evalkit.report.context import load_context
 
-    return load_context(runs_dir, candidate, baseline, run_by, **params)
+    return load_context(runs_dir, candidate, baseline, run_by, redact=redact, **params)
 
 
 __all__ = [

@@ -110,10 +110,13 @@ def render(
     *,
     day: _date | None = None,
     cwd: str | Path | None = None,
+    redact: bool = True,
 ) -> ReportFiles:
     """Execute report ``name`` on ``runs`` and write, in ``out``: ``<day>-<name>.html`` (the
     report, offline), ``<day>-<name>.ipynb`` (the executed notebook),
-    ``<day>-<name>.summary.json`` and a copy as ``summary.json``.
+    ``<day>-<name>.summary.json`` and a copy as ``summary.json``. ``redact`` (default on)
+    sets the notebook's ``redact`` parameter: API-key-like values and secret env values are
+    replaced with [REDACTED] in everything the report shows and writes.
 
     Raises :class:`evalkit.report.nbrun.ReportError` when a cell fails.
     """
@@ -126,6 +129,10 @@ def render(
     files = ReportFiles(outd / f"{stem}.html", outd / f"{stem}.ipynb", outd / "summary.json")
     p = parameters(nb_path, params or {})
     known = notebook_parameters(nb_path)
+    if "redact" in known:
+        p.setdefault("redact", redact)
+    elif not redact:
+        raise ValueError(f"{nb_path} has no 'redact' parameter: it cannot be rendered unredacted")
     if "runs_dir" in known:
         p["runs_dir"] = str(Path(runs).resolve())
     own_summary = outd / f"{stem}.summary.json"

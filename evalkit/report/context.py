@@ -53,6 +53,8 @@ class Context:
     cache: dict[str, Any] = field(default_factory=dict)
     #: when set, sections only show these runs (see :meth:`narrow`)
     only: list[str] | None = None
+    #: API-key-like values and secret env values replaced with [REDACTED] (the default)
+    redact: bool = True
 
     @property
     def trials(self) -> pl.DataFrame:
@@ -126,9 +128,15 @@ def load_context(
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
+    redact: bool = True,
     **params: Any,
 ) -> Context:
     """Load ``runs_dir`` and decide which runs are compared (see the module docstring).
+
+    ``redact`` (default True): every text that came from the job folders (trajectories,
+    exception and error messages, finding evidence, ...) has API-key-like values and the
+    values of this machine's secret environment variables replaced with [REDACTED]
+    (``Runs.redacted``); evidence bundles redact on their own in any case.
 
     ``run_by``: 'label' (evalkit's run labels: agent + model + dataset unless the data says
     otherwise), 'job' (one run per job folder) or 'auto' (labels, unless they give fewer than
@@ -159,6 +167,10 @@ def load_context(
                 else "one run per job folder (a job was named)"
             )
     _ = runs.steps  # parse trajectories once, for the runs finally used (fills n_turns, ...)
+    if redact:
+        from evalkit.load.redact import env_secret_values
+
+        runs = runs.redacted(env_secret_values())
     trials = runs.trials
     order = run_order(trials)
 
@@ -192,4 +204,5 @@ def load_context(
         choice="; ".join(notes),
         params=dict(params),
         load_s=time.perf_counter() - t0,
+        redact=redact,
     )

@@ -52,8 +52,29 @@ def summary(ctx: Context, name: str = "nightly") -> dict[str, Any]:
         "params": ctx.params,
         "loadErrors": ctx.runs.load_errors.height,
         "runs": runs_frame(ctx).to_dicts(),
+        "redacted": ctx.redact,
     }
-    return _jsonable(out)
+    out = _jsonable(out)
+    return _redact_strings(out) if ctx.redact else out
+
+
+def _redact_strings(v: Any) -> Any:
+    """Every string (values and keys) through redact_text: task names, reasons and params
+    come from job folders and the command line."""
+    from evalkit.load.redact import env_secret_values, redact_text
+
+    extra = env_secret_values()
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, str):
+            return redact_text(x, extra)
+        if isinstance(x, dict):
+            return {walk(k): walk(y) for k, y in x.items()}
+        if isinstance(x, list):
+            return [walk(y) for y in x]
+        return x
+
+    return walk(v)
 
 
 def write_summary(ctx: Context, path: str | Path | None, name: str = "nightly") -> dict[str, Any]:

@@ -222,10 +222,19 @@ def transitions(ctx: Context) -> Parts:
 
 
 def _markdown(text: str) -> str:
+    """Evidence Markdown as HTML: raw HTML escaped, unsafe link schemes neutralised
+    (mistune), and images shown as text: an <img> would fetch its URL when the report
+    opens (a tracking pixel in a trajectory, and the report would no longer be offline)."""
     try:
         import mistune
 
-        md = mistune.create_markdown(escape=True, plugins=["table"])
+        class _NoImages(mistune.HTMLRenderer):
+            def image(self, text: str, url: str, title: str | None = None) -> str:
+                return f'<span class="ek-note">[image not loaded: {H.esc(url)}]</span>'
+
+        md = mistune.create_markdown(
+            escape=True, renderer=_NoImages(escape=True), plugins=["table"]
+        )
         return f'<div class="ek-md">{md(text)}</div>'
     except Exception:
         return H.pre(text)

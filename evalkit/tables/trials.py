@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from evalkit.load.redact import redact_text
+from evalkit.load.redact import env_secret_values, redact_text
 
 
 def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
@@ -92,17 +92,18 @@ def task_detail(
     )
     t = t.sort("attempt")
     det = TaskDetail(job_name, task, t)
+    secret = env_secret_values()
     for r in t.iter_rows(named=True):
         name = r["trial_name"]
         if r["exception_type"]:
             msg = "\n".join((r["exception_message"] or "").splitlines()[:10])
-            det.errors[name] = redact_text(f"{r['exception_type']}: {msg}")
+            det.errors[name] = redact_text(f"{r['exception_type']}: {msg}", secret)
         d = r["trial_dir"]
         if not d:
             continue
         vt = _tail(os.path.join(d, "verifier", "test-stdout.txt"), tail)
         if vt is not None:
-            det.verifier_tail[name] = redact_text(vt)
+            det.verifier_tail[name] = redact_text(vt, secret)
         logs = []
         adir = os.path.join(d, "agent")
         try:
@@ -112,6 +113,6 @@ def task_detail(
         for fn in names:
             p = os.path.join(adir, fn)
             if os.path.isfile(p) and fn.endswith((".txt", ".log", ".jsonl")):
-                logs.append((fn, os.path.getsize(p), redact_text(_tail(p, tail) or "")))
+                logs.append((fn, os.path.getsize(p), redact_text(_tail(p, tail) or "", secret)))
         det.agent_logs[name] = logs
     return det

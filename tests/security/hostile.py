@@ -50,7 +50,10 @@ SECRETS = {
     "slack": "xoxb-123456789012-abcdefghijklmn",
     "google": "AIza" + "S" * 35,
 }
-ALL = "\n".join([*PAYLOADS, *SECRETS.values()])
+#: A secret without any key pattern, as an agent would echo it from its environment: only
+#: known as a secret because an env var of this machine (ENV_NAME) holds it.
+ENV_NAME, ENV_SECRET = "EK_HOSTILE_API_KEY", "plain-env-value-4f9c1e7b2a"
+ALL = "\n".join([*PAYLOADS, *SECRETS.values(), f"echo $EK_HOSTILE_API_KEY -> {ENV_SECRET}"])
 
 
 def _trajectory(task: str) -> dict:
@@ -104,7 +107,7 @@ def _trial(job: Path, task: str, i: int, passed: bool, start: datetime) -> None:
         if passed
         else {
             "exception_type": "NonZeroAgentExitCodeError",
-            "exception_message": f"agent failed: {ALL}",
+            "exception_message": f"agent failed with {SECRETS['anthropic']} {PAYLOADS[1]}\n{ALL}",
             "exception_traceback": f"Traceback: {ALL}",
             "occurred_at": (start + timedelta(seconds=80)).isoformat(),
         },
