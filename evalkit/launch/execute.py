@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,8 +20,10 @@ from typing import Any
 from evalkit import __version__ as EVALKIT_VERSION
 from evalkit.launch import manifest as man
 from evalkit.launch.harborcli import harbor_env
-from evalkit.launch.plan import CONFIG_FILE, LOG_FILE, LaunchPlan, command_line
+from evalkit.launch.plan import CONFIG_FILE, LOG_FILE, LaunchPlan, command_line, launch_secrets
 from evalkit.launch.progress import JobWatcher, ProgressBar
+from evalkit.launch.spec import PROVIDER_KEYS
+from evalkit.load.redact import redact_text
 
 STATE_FILE = "evalkit-launch.json"
 
@@ -44,6 +47,12 @@ def write_state(job_dir: Path, **fields: Any) -> None:
     tmp = path.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(state, indent=2) + "\n")
     os.replace(tmp, path)
+
+
+def _wait_pump(pump: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    """Let the log pump copy Harbor's last lines (it stops at EOF, when Harbor exits)."""
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a Harbor child holds the pipe
+        pump.wait(timeout=timeout)
 
 
 def _stop(proc: subprocess.Popen[bytes], grace: tuple[float, float] = (90.0, 20.0)) -> None:
@@ -88,18 +97,35 @@ def execute(
         summary.update(watcher.counts.as_dict())
         return summary
     log_path = job_dir / LOG_FILE
-    cmd = command_line(plan.command, plan.pythonpath)
+    secrets = launch_secrets(plan.spec, environ)
+    cmd = redact_text(command_line(plan.command, plan.pythonpath), secrets)
+    env = harbor_env(plan.pythonpath, environ)
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(f"\n=== evalkit {EVALKIT_VERSION} {_now()} {plan.action}: {cmd}\n")
         log.flush()
-        proc = subprocess.Popen(
-            plan.command,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=harbor_env(plan.pythonpath, environ),
+        # Harbor's output reaches the log through a redacting pump (its own process)
+        names = [
+            *plan.spec.pass_env,
+            *(n for r in PROVIDER_KEYS.values() for a in r for n in a.split("|")),
+        ]
+        pump = subprocess.Popen(
+            [sys.executable, "-m", "evalkit.launch.logpump", str(log_path), *names],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env=env,
             start_new_session=True,
         )
+        try:
+            proc = subprocess.Popen(
+                plan.command,
+                stdout=pump.stdin,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
+        finally:
+            pump.stdin.close()  # Harbor holds the only writer: the pump ends when Harbor does
         write_state(
             job_dir,
             state="running",
@@ -116,11 +142,13 @@ def execute(
         except KeyboardInterrupt:
             summary["interrupted"] = True
             _stop(proc)
+            _wait_pump(pump)
             log.write(f"=== interrupted (Ctrl-C); Harbor exit code {proc.returncode}\n")
             raise
         finally:
             bar.close()
             if not summary["interrupted"]:
+                _wait_pump(pump)
                 log.write(f"=== Harbor exit code {proc.returncode}\n")
             summary["harbor_returncode"] = proc.returncode
             summary.update(watcher.counts.as_dict())

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from evalkit.launch.harborcli import bundled_agents_dir, harbor_env, print_confi
 from evalkit.launch.preflight import PreflightReport, preflight
 from evalkit.launch.progress import JobWatcher
 from evalkit.launch.spec import (
+    PROVIDER_KEYS,
     SCRIPTED_AGENT,
     Problem,
     RunSpec,
@@ -29,6 +31,7 @@ from evalkit.launch.spec import (
     resolve_tasks,
     task_digest,
 )
+from evalkit.load.redact import env_secret_values, redact_text
 
 CONFIG_FILE = "evalkit-harbor-config.json"
 LOG_FILE = "evalkit-harbor.log"
@@ -85,6 +88,37 @@ class LaunchPlan:
         for p in self.report.problems:
             parts.append(f"# PROBLEM: {p}")
         return "\n".join(parts)
+
+
+def launch_secrets(spec: RunSpec, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Values that must never be written anywhere: those of the variables passed to the run
+    (``pass_env``), of the provider's key variables and of every secret-looking variable."""
+    names = [
+        *spec.pass_env,
+        *(n for req in PROVIDER_KEYS.values() for r in req for n in r.split("|")),
+    ]
+    return env_secret_values(os.environ if environ is None else environ, names=names)
+
+
+def scrub(obj: Any, secrets: tuple[str, ...]) -> Any:
+    """A copy of a JSON-like object whose strings hold no secret value and no key-like text."""
+    if isinstance(obj, dict):
+        return {k: scrub(v, secrets) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [scrub(v, secrets) for v in obj]
+    return redact_text(obj, secrets) if isinstance(obj, str) else obj
+
+
+def _holding_secrets(obj: Any, secrets: tuple[str, ...], where: str = "") -> list[str]:
+    if isinstance(obj, dict):
+        return [
+            p
+            for k, v in obj.items()
+            for p in _holding_secrets(v, secrets, f"{where}.{k}" if where else str(k))
+        ]
+    if isinstance(obj, list):
+        return [p for i, v in enumerate(obj) for p in _holding_secrets(v, secrets, f"{where}[{i}]")]
+    return [where] if isinstance(obj, str) and any(s in obj for s in secrets) else []
 
 
 def command_line(command: list[str], pythonpath: list[Path]) -> str:
@@ -157,6 +191,15 @@ def prepare(
                 f"{where}: pass credentials by environment variable name (pass_env), never in settings",
             )
         )
+    secrets = launch_secrets(spec, environ)
+    for where in _holding_secrets(dict(spec.agent_kwargs), secrets, "agent_kwargs"):
+        report.problems.append(
+            Problem(
+                "manifest",
+                f"{where} holds the value of a secret environment variable: pass the variable "
+                "by name (pass_env), never its value",
+            )
+        )
     per_path, _ = resolve_tasks(spec) if spec.paths else ({}, [])
     tasks, locations = _task_section(spec, per_path)
     agent = {
@@ -191,9 +234,13 @@ def prepare(
     resolved = None
     if resolve and report.harbor and not any(p.kind in ("spec", "tasks") for p in report.problems):
         try:
-            resolved = print_config(report.harbor, config, harbor_env(pythonpath, environ))
+            # Harbor may resolve ${NAME} templates (or echo its environment) in what it
+            # prints: its view goes into the manifest and --dry-run, so values are scrubbed
+            resolved = scrub(
+                print_config(report.harbor, config, harbor_env(pythonpath, environ)), secrets
+            )
         except (ValueError, OSError, subprocess.TimeoutExpired) as exc:
-            report.problems.append(Problem("harbor", str(exc)))
+            report.problems.append(Problem("harbor", redact_text(str(exc), secrets)))
     retry = dict(resolved["retry"]) if resolved else {**config["retry"], "resolved": False}
     if resolved:
         env_section = {k: v for k, v in resolved["environment"].items() if k != "mounts"}

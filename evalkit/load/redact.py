@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
+if TYPE_CHECKING:  # Polars is imported where frames are redacted (the log pump needs none)
+    import polars as pl
 
 REDACTED = "[REDACTED]"
 
@@ -114,6 +115,8 @@ def redact_frame(
     df: pl.DataFrame, columns: Iterable[str] | None = None, extra_values: tuple[str, ...] = ()
 ) -> pl.DataFrame:
     """``df`` with the given String columns (default: all String columns) redacted."""
+    import polars as pl
+
     cols = [
         c
         for c in (df.columns if columns is None else columns)
@@ -124,13 +127,14 @@ def redact_frame(
     return df.with_columns(redact_series(df[c], extra_values) for c in cols)
 
 
-def redact_obj(obj: Any, *, _in_env: bool = False) -> Any:
+def redact_obj(obj: Any, *, extra_values: tuple[str, ...] = (), _in_env: bool = False) -> Any:
     """Deep copy of a JSON-like object with secret values replaced.
 
     Values under secret-looking keys and every value of an env mapping are replaced (env
     variable names are kept: they say what was passed, never what it was); other strings
-    go through :func:`redact_text`.
+    go through :func:`redact_text` (with ``extra_values``).
     """
+    ev = extra_values
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
@@ -138,14 +142,14 @@ def redact_obj(obj: Any, *, _in_env: bool = False) -> Any:
             if _in_env and not isinstance(v, (dict, list)):
                 out[k] = REDACTED if v not in (None, "") else v
             elif ks.lower() in ENV_KEYS and isinstance(v, dict):
-                out[k] = redact_obj(v, _in_env=True)
+                out[k] = redact_obj(v, extra_values=ev, _in_env=True)
             elif is_secret_key(ks) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
                 out[k] = REDACTED
             else:
-                out[k] = redact_obj(v)
+                out[k] = redact_obj(v, extra_values=ev)
         return out
     if isinstance(obj, list):
-        return [redact_obj(v, _in_env=_in_env) for v in obj]
+        return [redact_obj(v, extra_values=ev, _in_env=_in_env) for v in obj]
     if isinstance(obj, str):
-        return redact_text(obj)
+        return redact_text(obj, ev)
     return obj

@@ -31,3 +31,16 @@ def hostile_report(hostile_runs: Path, tmp_path_factory: pytest.TempPathFactory)
             os.environ.pop(ENV_NAME, None)
         else:
             os.environ[ENV_NAME] = old
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    """Three minimal Harbor tasks (as tests/launch/conftest.py's)."""
+    root = tmp_path / "ds"
+    for name in ("alpha", "beta", "gamma-x"):
+        d = root / name
+        (d / "solution").mkdir(parents=True)
+        (d / "task.toml").write_text('schema_version = "1.4"\n')
+        (d / "instruction.md").write_text(f"Do {name}.\n")
+        (d / "solution" / "solve.sh").write_text("#!/bin/bash\necho hi > /app/out.txt\n")
+    return root
