@@ -10,6 +10,7 @@ import typer
 import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import FORMATS, console, emit, fmt_num
+from evalkit.load.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
 from evalkit.tables.trials import find_job
 
@@ -117,7 +118,7 @@ def show_cmd(
     runs = _load(runs_dir)
     hit = _resolve_job(runs, job)
     ids = hit["job_id"].to_list()
-    tab = trials_table(runs.trials, ids, status)
+    tab = redact_frame(trials_table(runs.trials, ids, status), ["error"], env_secret_values())
     if fmt != "table":
         emit(tab, fmt)
         return
@@ -174,8 +175,10 @@ def task_cmd(
     if det.trials.height == 0:
         console().print(f"[red]No trials of task {task!r} in {hit['job_name'][0]}.[/red]")
         raise typer.Exit(2)
-    if fmt != "table":
-        emit(det.trials.drop("trial_dir", "config_json", strict=False), fmt)
+    if fmt != "table":  # every text field redacted (exception messages, ...); paths kept
+        rows = det.trials.drop("trial_dir", "config_json", strict=False)
+        text = [c for c in rows.columns if not c.endswith(("_id", "_dir", "_path", "_uri"))]
+        emit(redact_frame(rows, text, env_secret_values()), fmt)
         return
     c = console()
     c.print(f"[bold]{det.task_name}[/bold] in {det.job_name}: {det.trials.height} attempt(s)")

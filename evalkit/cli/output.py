@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -63,11 +64,15 @@ def emit(
         sys.stdout.write(df.write_json() + "\n")
         return
     if fmt == "csv":
-        flat = df.select(
-            [
-                pl.col(c).cast(pl.String) if df.schema[c].is_nested() else pl.col(c)
-                for c in df.columns
-            ]
+        # nested columns (rewards: a list of structs) as JSON text: Polars cannot cast them
+        flat = df.with_columns(
+            pl.Series(
+                c,
+                [None if v is None else json.dumps(v, default=str) for v in df[c].to_list()],
+                pl.String,
+            )
+            for c in df.columns
+            if df.schema[c].is_nested()
         )
         sys.stdout.write(flat.write_csv())
         return
