@@ -18,6 +18,7 @@ import json
 import multiprocessing as mp
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -193,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--crashers", type=Path, default=Path(".fuzz/crashers"))
     ap.add_argument("--json", type=Path, default=None, help="write the summary here")
     a = ap.parse_args(argv)
+
+    def _term(signum: int, frame: Any) -> None:  # kill -TERM: stop the workers, clean up
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _term)
     summary = run(a.cases, a.seed, start=a.start, workers=a.workers, timeout=a.timeout,
                   cache_every=a.cache_every, crashers=a.crashers)  # fmt: skip
     text = json.dumps(summary, indent=2)
