@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -17,6 +18,8 @@ from evalkit.report.export import BUNDLE_MARKER, external_resources, to_html
 from evalkit.report.nbrun import execute
 
 REPORTS = ("nightly", "compare")
+#: A report given by name: one plain file name (the output files are named after it).
+REPORT_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
@@ -33,6 +36,11 @@ def notebook_path(name: str) -> Path:
         if not p.exists():
             raise FileNotFoundError(f"no notebook {p}")
         return p
+    if not REPORT_NAME_RE.match(name):  # it names the output files: no path in it
+        raise ValueError(
+            f"report name {name!r} is not a plain name ({REPORT_NAME_RE.pattern}); "
+            f"give a notebook path ending in .ipynb instead"
+        )
     q = notebooks_dir() / f"{name}.ipynb"
     if not q.exists():
         raise FileNotFoundError(
