@@ -10,11 +10,10 @@ from typing import Any
 import orjson
 import polars as pl
 import typer
-from rich.markup import escape
 
 import evalkit
 from evalkit.cli.app import app
-from evalkit.cli.output import console, emit, fmt_num
+from evalkit.cli.output import console, emit, fmt_num, safe
 from evalkit.compare import compare
 from evalkit.compare.bundle import evidence_bundle
 from evalkit.compare.core import Comparison
@@ -45,7 +44,7 @@ def _load(runs_dir: Path, a: str, b: str) -> tuple[evalkit.Runs, str, str]:
             la, lb = f"{la} (A)", f"{lb} (B)"
         return evalkit.load({la: a, lb: b}, progress=True), la, lb
     if not runs_dir.exists():
-        console().print(f"[red]No such folder: {escape(str(runs_dir))}[/red]")
+        console().print(f"[red]No such folder: {safe(str(runs_dir))}[/red]")
         raise typer.Exit(2)
     return evalkit.load(runs_dir, progress=True), a, b
 
@@ -123,17 +122,17 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
         jobs = t["job_name"].n_unique()
         s = own[k]
         c.print(
-            f"[bold]{k.upper()}[/bold]: {escape(label)}  ({jobs} job(s), {t.height} trials, "
+            f"[bold]{k.upper()}[/bold]: {safe(label)}  ({jobs} job(s), {t.height} trials, "
             f"{s['n_tasks']} tasks, attempts/task {s['attempts_min'] or 0}-{s['attempts_max'] or 0})"
         )
     if cmp.runs is not None:
         try:
             cd = cmp.config_diff()
-            c.print(f"config: {escape(cd.verdict)}")
+            c.print(f"config: {safe(cd.verdict)}")
             for r in cd.rows.filter(pl.col("counts")).iter_rows(named=True):
-                c.print(f"  {escape(r['key'])}: {escape(r['a'][:70])} -> {escape(r['b'][:70])}")
+                c.print(f"  {safe(r['key'])}: {safe(r['a'][:70])} -> {safe(r['b'][:70])}")
         except (KeyError, ValueError) as e:
-            c.print(f"config: not compared ({escape(str(e))})")
+            c.print(f"config: not compared ({safe(str(e))})")
     c.print()
     oc = cmp.outcome_counts().filter((pl.col("a") > 0) | (pl.col("b") > 0))
     emit(oc.rename({"a": "A", "b": "B", "diff": "B-A"}), "table", title="Outcomes (all trials)")
@@ -149,9 +148,9 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
     )
     for name, lst in (("only in A", cmp.only_in_a), ("only in B", cmp.only_in_b)):
         if lst and (verbose or len(lst) <= 10):
-            c.print(f"  {name}: {escape(', '.join(lst))}")
+            c.print(f"  {name}: {safe(', '.join(lst))}")
     for task, why in cmp.not_comparable.items():
-        c.print(f"  [yellow]not comparable[/yellow]: {escape(task)} ({escape(why)})")
+        c.print(f"  [yellow]not comparable[/yellow]: {safe(task)} ({safe(why)})")
     bk = cmp.buckets
     c.print("\nShared tasks (per-task pass; strict majority when K > 1):")
     for key, label in (
@@ -163,7 +162,7 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
         line = f"  {label:<24} {len(bk[key]):>4}"
         if verbose and key in ("only_a", "only_b") and bk[key]:
             line += "   " + ", ".join(bk[key])
-        c.print(escape(line))
+        c.print(safe(line))
     pa, pb = cmp.side_summary(paired=True).values()
     if pa["n_tasks"]:
         c.print(f"\nPaired deltas, B - A over {pa['n_tasks']} comparable task(s):")
@@ -180,14 +179,14 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
         ]
         for label, key, kind, extra in rows:
             c.print(
-                escape(
+                safe(
                     f"  {label:<19} {_num(pa[key], kind):>10} -> {_num(pb[key], kind):<10} "
                     f"{_signed(pa[key], pb[key], kind):>10}  {extra}"
                 ).rstrip()
             )
         st = _stat(cmp, "stats")
         if st is not None and _g(st, "method"):
-            c.print(escape(f"  ({_g(st, 'method')})"))
+            c.print(safe(f"  ({_g(st, 'method')})"))
         if cmp.transitions.height:
             c.print("\nTransitions (modal outcome per task; rows A, columns B):")
             emit(cmp.transition_matrix(), "table")
@@ -197,21 +196,21 @@ def print_comparison(cmp: Comparison, verbose: bool = False) -> None:
     o = cmp.options
     c.print(
         f"\n[bold]ship gate[/bold] (lam={o['lam']:g}, alpha={o['alpha']:g}, tau={o['tau']:g}): "
-        f"[{VERDICT_STYLE[gate.verdict]}]{escape(gate.verdict)}[/]"
+        f"[{VERDICT_STYLE[gate.verdict]}]{safe(gate.verdict)}[/]"
     )
-    c.print("  " + escape(gate.numbers()))
+    c.print("  " + safe(gate.numbers()))
     for r in gate.reasons:
-        c.print("  - " + escape(r))
+        c.print("  - " + safe(r))
     c.print(
-        f"[bold]regression guard[/bold] (trainerd): {guard.decision}  ({escape(guard.numbers())})"
+        f"[bold]regression guard[/bold] (trainerd): {guard.decision}  ({safe(guard.numbers())})"
     )
     for r in guard.reasons:
-        c.print("  - " + escape(r))
+        c.print("  - " + safe(r))
     c.print(
         f"[bold]decision[/bold] (Lime): [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]"
     )
     for r in j["decisionReasons"]:
-        c.print("  - " + escape(r))
+        c.print("  - " + safe(r))
     if verbose:
         show = cmp.tasks.select(
             "task_name",
@@ -267,7 +266,7 @@ def compare_cmd(
     try:
         cmp = compare(runs, ka, kb, lam=lam, alpha=alpha, tau=tau, checksums=checksums)
     except (KeyError, ValueError) as e:
-        console().print(f"[red]{escape(str(e.args[0] if e.args else e))}[/red]")
+        console().print(f"[red]{safe(str(e.args[0] if e.args else e))}[/red]")
         raise typer.Exit(2) from None
     if json_out is not None:
         data = orjson.dumps(
@@ -281,7 +280,7 @@ def compare_cmd(
         json_out.write_bytes(data + b"\n")
     print_comparison(cmp, verbose)
     if json_out is not None:
-        console().print(f"compare.json written to {escape(str(json_out))}")
+        console().print(f"compare.json written to {safe(str(json_out))}")
     if gate:
         raise typer.Exit(cmp.gate().exit_code)
 
@@ -304,10 +303,10 @@ def bundle_cmd(
     try:
         md = evidence_bundle(runs, ka, kb, task, tail=tail)
     except KeyError as e:
-        console().print(f"[red]{escape(str(e.args[0] if e.args else e))}[/red]")
+        console().print(f"[red]{safe(str(e.args[0] if e.args else e))}[/red]")
         raise typer.Exit(2) from None
     if out is None:
         sys.stdout.write(md)
     else:
         out.write_text(md, encoding="utf-8")
-        console().print(f"evidence bundle written to {escape(str(out))}")
+        console().print(f"evidence bundle written to {safe(str(out))}")

@@ -9,7 +9,7 @@ import typer
 
 import evalkit
 from evalkit.cli.app import app
-from evalkit.cli.output import FORMATS, console, emit, fmt_num
+from evalkit.cli.output import FORMATS, clean, console, emit, fmt_num, safe
 from evalkit.load.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
 from evalkit.tables.trials import find_job
@@ -34,7 +34,7 @@ def _check_format(fmt: str) -> None:
 
 def _load(path: Path) -> evalkit.Runs:
     if not path.exists():
-        console().print(f"[red]No such folder: {path}[/red]")
+        console().print(f"[red]No such folder: {safe(path)}[/red]")
         raise typer.Exit(2)
     return evalkit.load(path, progress=True)
 
@@ -43,7 +43,7 @@ def _report_errors(runs: evalkit.Runs) -> None:
     n = runs.load_errors.height
     if n:
         console().print(
-            f"[yellow]{n} load error(s); see runs.load_errors (e.g. {runs.load_errors['path'][0]}: {runs.load_errors['message'][0]})[/yellow]"
+            f"[yellow]{n} load error(s); see runs.load_errors (e.g. {safe(runs.load_errors['path'][0])}: {safe(runs.load_errors['message'][0])})[/yellow]"
         )
 
 
@@ -93,12 +93,12 @@ def _resolve_job(runs: evalkit.Runs, job: str) -> pl.DataFrame:
     hit = find_job(runs.jobs, job)
     if hit.height == 0:
         console().print(
-            f"[red]No job matching {job!r}.[/red] Jobs: {', '.join(runs.jobs['job_name'].head(10).to_list())}"
+            f"[red]No job matching {safe(repr(job))}.[/red] Jobs: {safe(', '.join(runs.jobs['job_name'].head(10).to_list()))}"
         )
         raise typer.Exit(2)
     if hit.height > 1:
         console().print(
-            f"[red]{job!r} matches {hit.height} jobs:[/red] {', '.join(hit['job_name'].to_list())}"
+            f"[red]{safe(repr(job))} matches {hit.height} jobs:[/red] {safe(', '.join(hit['job_name'].to_list()))}"
         )
         raise typer.Exit(2)
     return hit
@@ -124,8 +124,10 @@ def show_cmd(
         return
     summ = jobs_table(hit, runs.trials.filter(pl.col("job_id").is_in(ids))).row(0, named=True)
     c = console()
-    c.print(f"[bold]{summ['job_name']}[/bold]  ({summ['state']})")
-    c.print(f"  run: {summ['run']}   agent: {summ['agent_name']}   model: {summ['model_name']}")
+    c.print(f"[bold]{safe(summ['job_name'])}[/bold]  ({summ['state']})")
+    c.print(
+        f"  run: {safe(summ['run'])}   agent: {safe(summ['agent_name'])}   model: {safe(summ['model_name'])}"
+    )
     c.print(
         f"  started: {fmt_num(summ['started_at'])}   compute: {fmt_num(summ['compute_s'], 'dur')}   trials: {summ['n_trials']} (declared {fmt_num(summ['n_declared'])}), tasks: {summ['tasks']}, attempts/task up to {fmt_num(summ['attempts_max'])}"
     )
@@ -141,7 +143,7 @@ def show_cmd(
         f"  tokens in/cache/out: {fmt_num(summ['n_input_tokens'], 'tok')} / {fmt_num(summ['n_cache_tokens'], 'tok')} / {fmt_num(summ['n_output_tokens'], 'tok')}   cost: {fmt_num(summ['cost_usd'], 'cost')} ({summ['cost_known']}/{summ['n_trials']} trials priced)"
     )
     if summ["error_kinds"]:
-        c.print(f"  error kinds: {summ['error_kinds']}")
+        c.print(f"  error kinds: {safe(summ['error_kinds'])}")
     emit(
         tab.drop("trial_name"),
         fmt,
@@ -173,7 +175,9 @@ def task_cmd(
     hit = _resolve_job(runs, job)
     det = task_detail(runs.trials, hit["job_id"].to_list(), hit["job_name"][0], task, tail)
     if det.trials.height == 0:
-        console().print(f"[red]No trials of task {task!r} in {hit['job_name'][0]}.[/red]")
+        console().print(
+            f"[red]No trials of task {safe(repr(task))} in {safe(hit['job_name'][0])}.[/red]"
+        )
         raise typer.Exit(2)
     if fmt != "table":  # every text field redacted (exception messages, ...); paths kept
         rows = det.trials.drop("trial_dir", "config_json", strict=False)
@@ -181,11 +185,14 @@ def task_cmd(
         emit(redact_frame(rows, text, env_secret_values()), fmt)
         return
     c = console()
-    c.print(f"[bold]{det.task_name}[/bold] in {det.job_name}: {det.trials.height} attempt(s)")
+    c.print(
+        f"[bold]{safe(det.task_name)}[/bold] in {safe(det.job_name)}: {det.trials.height} attempt(s)"
+    )
     for r in det.trials.iter_rows(named=True):
         name = r["trial_name"]
         rewards = ", ".join(f"{x['name']}={x['value']:g}" for x in (r["rewards"] or [])) or "-"
-        c.rule(f"attempt {r['attempt']}: {name}", style=OUTCOME_STYLE.get(r["outcome"], ""))
+        rewards = safe(rewards)
+        c.rule(f"attempt {r['attempt']}: {safe(name)}", style=OUTCOME_STYLE.get(r["outcome"], ""))
         c.print(
             f"  outcome: [{OUTCOME_STYLE.get(r['outcome'], '')}]{r['outcome']}[/]  error kind: {r['error_kind']}  reward: {fmt_num(r['reward'])}  rewards: {rewards}"
         )
@@ -198,15 +205,17 @@ def task_cmd(
         if name in det.errors:
             c.print("  [red]error:[/red]")
             c.print(
-                "    " + det.errors[name].replace("\n", "\n    "), markup=False, highlight=False
+                "    " + clean(det.errors[name]).replace("\n", "\n    "),
+                markup=False,
+                highlight=False,
             )
         if name in det.verifier_tail:
             c.print(f"  verifier/test-stdout.txt (last {tail} lines):")
             c.print(
-                "    " + det.verifier_tail[name].replace("\n", "\n    "),
+                "    " + clean(det.verifier_tail[name]).replace("\n", "\n    "),
                 markup=False,
                 highlight=False,
             )
         for fn, size, text in det.agent_logs.get(name, []):
-            c.print(f"  agent/{fn} ({size:,} bytes), last {tail} lines:")
-            c.print("    " + text.replace("\n", "\n    "), markup=False, highlight=False)
+            c.print(f"  agent/{safe(fn)} ({size:,} bytes), last {tail} lines:")
+            c.print("    " + clean(text).replace("\n", "\n    "), markup=False, highlight=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -10,9 +11,25 @@ from typing import Any
 
 import polars as pl
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 FORMATS = ("table", "json", "csv")
+#: Control characters (terminal escape sequences included) other than newline and tab.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean(v: Any) -> str:
+    """Text from job folders made safe for a terminal: control characters (an ESC starting
+    a sequence that retitles the window or rewrites the screen) shown as U+FFFD."""
+    return _CONTROL.sub("\ufffd", str(v))
+
+
+def safe(v: Any) -> str:
+    """:func:`clean` and escaped for rich markup: ``[/]`` in a task name is text, not a tag
+    (unescaped, it made rich raise MarkupError)."""
+    return escape(clean(v))
 
 
 def console() -> Console:
@@ -77,7 +94,12 @@ def emit(
         sys.stdout.write(flat.write_csv())
         return
     kinds = kinds or {}
-    table = Table(title=title, header_style="bold", show_lines=False, pad_edge=False)
+    table = Table(
+        title=Text(clean(title)) if title else None,
+        header_style="bold",
+        show_lines=False,
+        pad_edge=False,
+    )
     for c in df.columns:
         numeric = df.schema[c].is_numeric()
         table.add_column(
@@ -88,7 +110,7 @@ def emit(
         )
     for row in df.iter_rows(named=True):
         table.add_row(
-            *[fmt_num(row[c], kinds.get(c, "")) for c in df.columns],
+            *[Text(clean(fmt_num(row[c], kinds.get(c, "")))) for c in df.columns],
             style=style(row) if style else None,
         )
     console().print(table)
