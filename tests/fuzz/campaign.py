@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fuzz.crashers import save_crasher
-from tests.fuzz.mutate import field_paths, generate
+from tests.fuzz.fieldpaths import field_paths
+from tests.fuzz.mutate import generate
 
 DEFAULT_SEED = 20261130
 CACHE_EVERY = 8  # every 8th case (offset 3) loads with the cache: cold, warm, uncached

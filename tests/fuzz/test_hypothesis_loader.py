@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.check import run_case
 from tests.fuzz.corpus import targets, template
-from tests.fuzz.mutate import _lines, _paths, _set, field_paths, general
+from tests.fuzz.fieldpaths import _lines, _paths, _set, field_paths, general
 
 JSON = st.recursive(
     st.none()
