@@ -134,3 +134,24 @@ def test_huge_final_metrics_in_a_trajectory(tmp_path: Path, value: str) -> None:
     runs = _load(job)
     row = runs.trials.filter(pl.col("trial_name") == JOBS["atif-job"][1]).row(0, named=True)
     assert row["n_steps"] is not None
+
+
+@pytest.mark.parametrize(
+    ("target", "how"),
+    [
+        ("rollouts/2026-01-15/simple-no-tool.jsonl", "read"),
+        ("rollouts/2026-01-15", "read"),
+        ("rollouts/2026-01-15", "search"),
+    ],
+)
+def test_unreadable_rollout_files_are_load_errors(tmp_path: Path, target: str, how: str) -> None:
+    """EACCES on a rollout file or date folder made its runs vanish without a load error."""
+    from tests.fuzz.deny import denied
+
+    shutil.copytree(template() / "rollouts", tmp_path / "rollouts")
+    with denied([(str(tmp_path / target), how)]):
+        runs = evalkit.load(tmp_path / "rollouts", cache=False, progress=False)
+        errs = runs.load_errors
+    assert runs.trials.height == (2 if target.endswith(".jsonl") else 1)  # the readable ones
+    hit = errs.filter(pl.col("error_type") == "unreadable")["path"].to_list()
+    assert hit and all(p.startswith(str(tmp_path / target)) for p in hit), errs

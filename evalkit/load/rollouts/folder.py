@@ -19,6 +19,7 @@ from evalkit.load._columns import conform, empty
 from evalkit.load.cache import path_key
 from evalkit.load.errors import LoadError
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
+from evalkit.load.io import read_head
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.rollouts.convert import Converted, convert
 from evalkit.load.rollouts.events import looks_like_rollout_file, read_rollout_file
@@ -54,22 +55,34 @@ class RolloutFrames:
     run_details: pl.DataFrame | None = None
 
 
-def _jsonl(d: str) -> list[str]:
+def _jsonl(d: str, errors: list[LoadError] | None = None) -> list[str]:
     try:
         names = sorted(os.listdir(d))
-    except OSError:
+    except OSError as e:
+        if errors is not None:
+            errors.append(
+                LoadError(
+                    d, "rollout", "unreadable", f"cannot list folder: {type(e).__name__}: {e}"
+                )
+            )
         return []
     return [os.path.join(d, n) for n in names if n.endswith(".jsonl") and n != "audit.jsonl"]
 
 
-def _date_dirs(d: str) -> list[str]:
+def _date_dirs(d: str, errors: list[LoadError] | None = None) -> list[str]:
     try:
         return [
             os.path.join(d, n)
             for n in sorted(os.listdir(d))
             if DATE_DIR.match(n) and os.path.isdir(os.path.join(d, n))
         ]
-    except OSError:
+    except OSError as e:
+        if errors is not None:
+            errors.append(
+                LoadError(
+                    d, "rollout", "unreadable", f"cannot list folder: {type(e).__name__}: {e}"
+                )
+            )
         return []
 
 
@@ -90,14 +103,31 @@ def is_rollout_folder(path: str | os.PathLike[str]) -> bool:
     return False
 
 
-def rollout_files(path: str) -> list[str]:
+def rollout_files(path: str, errors: list[LoadError] | None = None) -> list[str]:
     """Rollout files of a folder: direct ``*.jsonl`` and ``<YYYY-MM-DD>/*.jsonl`` that sniff
-    as rollouts (results.jsonl and audit.jsonl are not)."""
+    as rollouts (results.jsonl and audit.jsonl are not). With ``errors``: folders that cannot
+    be listed and ``.jsonl`` files that cannot be read (permission, not a regular file) are
+    reported there instead of being skipped silently."""
     if os.path.isfile(path):
         return [path]
     files = []
-    for d in [p for p in _date_dirs(path)] + [path]:
-        files.extend(f for f in _jsonl(d) if looks_like_rollout_file(f))
+    for d in [*_date_dirs(path, errors), path]:
+        for f in _jsonl(d, errors):
+            if looks_like_rollout_file(f):
+                files.append(f)
+            elif (
+                errors is not None
+                and os.path.basename(f) != "results.jsonl"
+                and read_head(f, 1) is None
+            ):
+                errors.append(
+                    LoadError(
+                        f,
+                        "rollout",
+                        "unreadable",
+                        "cannot read this .jsonl file (permission, or not a regular file)",
+                    )
+                )
     return files
 
 
@@ -123,7 +153,7 @@ def read_rollouts(
     job_dir = p if os.path.isdir(p) else os.path.dirname(p)
     job_id, job_name = path_key(job_dir), os.path.basename(job_dir)
     errors: list[LoadError] = []
-    files = rollout_files(p)
+    files = rollout_files(p, errors)
     if os.path.isdir(p) and not files:
         errors.append(
             LoadError(p, "rollout", "no_rollouts", "no rollout .jsonl files found", job_id)
