@@ -34,6 +34,7 @@ import polars as pl
 
 from evalkit.compare.divergence import first_divergence
 from evalkit.compare.select import complete_columns, select_side, trials_of
+from evalkit.load.io import read_tail
 from evalkit.load.redact import env_secret_values, redact_text
 
 _FAIL_LINE = re.compile(
@@ -62,14 +63,7 @@ def cell(v: Any, n: int = 80) -> str:
 
 
 def _read(path: str) -> str | None:
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size > MAX_FILE:
-                fh.seek(size - MAX_FILE)
-            return fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+    return read_tail(path, MAX_FILE)[0]
 
 
 def failing_assertions(trial_dir: str | None, limit: int = 30) -> list[str]:

@@ -119,6 +119,43 @@ def read_head(path: str, n: int) -> bytes | None:
         os.close(fd)
 
 
+def read_tail(path: str | None, max_bytes: int = 256 * 1024) -> tuple[str | None, bool]:
+    """The last ``max_bytes`` of a regular file as text, and whether the start was cut.
+
+    For verifier output and agent logs shown to people (CLI, bundles, widgets): the open
+    never blocks (a FIFO named test-stdout.txt would wait for a writer forever), anything
+    that is not a regular file gives ``(None, False)``, bytes that are not UTF-8 are replaced.
+    """
+    import stat as _stat
+
+    if not path:
+        return None, False
+    try:
+        fd = os.open(path, _OPEN_NB)
+    except (OSError, ValueError):
+        return None, False
+    try:
+        st = os.fstat(fd)
+        if not _stat.S_ISREG(st.st_mode):
+            return None, False
+        cut = st.st_size > max_bytes
+        if cut:
+            os.lseek(fd, st.st_size - max_bytes, os.SEEK_SET)
+        chunks = []
+        left = max_bytes
+        while left > 0:
+            b = os.read(fd, min(left, 1 << 20))
+            if not b:
+                break
+            chunks.append(b)
+            left -= len(b)
+        return b"".join(chunks).decode("utf-8", errors="replace"), cut
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
+
+
 def _fix_str(s: str) -> str:
     try:
         s.encode("utf-8")

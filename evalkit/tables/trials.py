@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from evalkit.load.io import read_tail
 from evalkit.load.redact import env_secret_values, redact_text
 
 
@@ -70,16 +71,9 @@ class TaskDetail:
 
 
 def _tail(path: str, n: int, max_bytes: int = 256 * 1024) -> str | None:
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size > max_bytes:
-                fh.seek(size - max_bytes)
-            data = fh.read()
-    except OSError:
-        return None
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return "\n".join(lines[-n:])
+    """The last ``n`` lines of a text file (None when it cannot be read)."""
+    text, _ = read_tail(path, max_bytes)
+    return None if text is None else "\n".join(text.splitlines()[-n:])
 
 
 def task_detail(

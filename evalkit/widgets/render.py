@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from evalkit.load.io import read_tail as io_read_tail
+
 #: Observations / messages longer than this are collapsed (a <details> showing the start).
 COLLAPSE_AT = 600
 #: Hard cap on the text kept from one field (the rest is cut with a note).
@@ -60,19 +62,11 @@ def block(text: Any, label: str = "", collapse_at: int = COLLAPSE_AT) -> str:
 
 
 def read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str | None:
-    """The end of a text file (None when missing)."""
-    if not path:
+    """The end of a text file (None when missing), marked when its start was cut."""
+    text, cut = io_read_tail(path, max_bytes)
+    if text is None:
         return None
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            if size > max_bytes:
-                fh.seek(size - max_bytes)
-            data = fh.read()
-    except OSError:
-        return None
-    text = data.decode("utf-8", errors="replace")
-    return ("… [start cut]\n" + text) if size > max_bytes else text
+    return ("… [start cut]\n" + text) if cut else text
 
 
 def verifier_text(trial_dir: str | None) -> str | None:

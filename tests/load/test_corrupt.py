@@ -170,3 +170,17 @@ def test_copied_folder_is_another_row(job: Path, tmp_path: Path) -> None:
     shutil.copytree(job, tmp_path / "copy")
     runs = evalkit.load([job, tmp_path / "copy"], cache=False, progress=False)
     assert runs.trials.height == 34 and runs.trials["trial_id"].n_unique() == 34
+
+
+def test_read_tail_refuses_fifos_and_cuts_large_files(tmp_path: Path) -> None:
+    from evalkit.load.io import read_tail
+
+    fifo = tmp_path / "test-stdout.txt"
+    os.mkfifo(fifo)
+    assert read_tail(str(fifo)) == (None, False)  # returns at once: never waits for a writer
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 100 + "é\nlast line\n".encode())
+    text, cut = read_tail(str(big), max_bytes=12)
+    assert cut and text.endswith("last line\n")
+    assert read_tail(str(tmp_path / "missing")) == (None, False)
+    assert read_tail(str(tmp_path)) == (None, False)
