@@ -3,7 +3,6 @@ trial result.json files by hand (tests/fixtures/harbor)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import polars as pl
@@ -12,16 +11,6 @@ import pytest
 import evalkit
 from evalkit.compare import compare, config_diff
 from tests.conftest import HARBOR, OPENCLAW, SKILLSBENCH_JOB
-
-
-def _have_stats() -> bool:
-    try:
-        return importlib.util.find_spec("evalkit.stats.paired") is not None
-    except ImportError:
-        return False
-
-
-HAVE_STATS = _have_stats()
 
 # openclaw jobs (one trial each) split into a baseline and a candidate run:
 # task                                   A jobs (outcome, reward)              B jobs
@@ -163,7 +152,6 @@ def test_skillsbench_k5_split_by_attempt():
     assert j["noise"]["minAttemptsPerTask"] == 2
 
 
-@pytest.mark.xfail(not HAVE_STATS, reason="evalkit.stats.paired not merged yet", strict=True)
 def test_stats_are_evalkit_stats_paired():
     t = evalkit.load(SKILLSBENCH_JOB, progress=False).trials
     t = t.with_columns(
