@@ -11,6 +11,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextvars import ContextVar
+from stat import S_ISREG
 from typing import Any
 
 import orjson
@@ -94,6 +95,37 @@ def read_bytes(
 
 
 _OPEN_NB = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_regular(
+    path: str, level: str, limit: int | None = None
+) -> tuple[bytes | None, LoadError | None, os.stat_result | None]:
+    """(bytes, error, stat) of a file: the hot-path reader of trial and trajectory files.
+
+    One non-blocking open + fstat + read for a regular file within the cap (a FIFO cannot
+    block; the stat comes free for cache signatures); anything unusual (missing, folder,
+    FIFO, over the cap, a size that changed while reading) goes through :func:`read_bytes`
+    for the exact error, and the stat is then None.
+    """
+    cap = max_bytes() if limit is None else limit
+    try:
+        fd = os.open(path, _OPEN_NB)
+    except (OSError, ValueError):
+        pass
+    else:
+        try:
+            st = os.fstat(fd)
+            size = st.st_size
+            if S_ISREG(st.st_mode) and size <= cap:
+                data = os.read(fd, size + 1)
+                if len(data) == size:
+                    return data, None, st
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    data, err = read_bytes(path, level, cap)
+    return data, err, None
 
 
 def read_head(path: str, n: int) -> bytes | None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from stat import S_ISREG
 from typing import NamedTuple
 
 from orjson import JSONDecodeError
@@ -108,34 +107,12 @@ class _Ctx:
         return out
 
 
-_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
 def _read(path: str) -> tuple[bytes | None, LoadError | None]:
-    """Fast path of io.read_bytes (one non-blocking open + fstat + read: a FIFO cannot
-    block); odd cases (folder, FIFO, over the cap, size changed) delegate for the error."""
-    try:
-        fd = os.open(path, _OPEN)
-    except FileNotFoundError:
-        if os.path.islink(path):
-            return None, LoadError(
-                path, "trajectory", "broken_link", "symbolic link to a missing file"
-            )
-        return None, LoadError(path, "trajectory", "missing", "file not found")
-    except OSError:
-        return io.read_bytes(path, "trajectory")
-    try:
-        st = os.fstat(fd)
-        size = st.st_size
-        if S_ISREG(st.st_mode) and size <= io.max_bytes():
-            data = os.read(fd, size + 1)
-            if len(data) == size:
-                return data, None
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return io.read_bytes(path, "trajectory")
+    """io.read_regular, telling a dangling symlink ('broken_link') from a missing file."""
+    data, err, _ = io.read_regular(path, "trajectory")
+    if err is not None and err.error_type == "missing" and os.path.islink(path):
+        err = LoadError(path, "trajectory", "broken_link", "symbolic link to a missing file")
+    return data, err
 
 
 def _looks_jsonl(data: bytes | None) -> bool:

@@ -15,7 +15,6 @@ Reward precedence and the field helpers: ``trials/fields.py``.
 from __future__ import annotations
 
 import os
-from stat import S_ISREG
 from typing import Any
 
 import polars as pl
@@ -30,8 +29,8 @@ from evalkit.load.io import (
     finite_float,
     max_bytes,
     parse_json,
-    read_bytes,
     read_json,
+    read_regular,
 )
 from evalkit.load.trials.columns import REWARD_ITEM
 from evalkit.load.trials.fields import (
@@ -99,30 +98,9 @@ _VERIFIER_OUTPUT = frozenset(("test-stdout.txt", "ctrf.json", "test-stderr.txt")
 
 
 def _read(path: str, cap: int) -> tuple[bytes | None, LoadError | None, str]:
-    """(bytes, error, 'size:mtime_ns') of a file.
-
-    One non-blocking open + fstat + read for a regular file within the cap (the signature
-    comes from the same fstat); anything unusual (missing, folder, FIFO, over the cap, a
-    size that changed while reading) goes through ``io.read_bytes`` for the exact error.
-    """
-    try:
-        fd = os.open(path, _OPEN)
-    except OSError:
-        pass
-    else:
-        try:
-            st = os.fstat(fd)
-            size = st.st_size
-            if S_ISREG(st.st_mode) and size <= cap:
-                data = os.read(fd, size + 1)
-                if len(data) == size:
-                    return data, None, f"{size}:{st.st_mtime_ns}"
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    data, err = read_bytes(path, "trial", cap)
-    return data, err, file_sig(path)
+    """(bytes, error, 'size:mtime_ns') of a file (io.read_regular; its fstat is the signature)."""
+    data, err, st = read_regular(path, "trial", cap)
+    return data, err, (f"{st.st_size}:{st.st_mtime_ns}" if st is not None else file_sig(path))
 
 
 def _parse(data: bytes, path: str) -> tuple[Any, LoadError | None]:
