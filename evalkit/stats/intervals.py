@@ -226,6 +226,22 @@ class IntervalArrays:
     fallback_label: str
 
 
+def cluster_ratio_variance(
+    totals: np.ndarray,
+    attempts: np.ndarray,
+    estimate: np.ndarray,
+    present: np.ndarray,
+    n_tasks: np.ndarray,
+    big_n: np.ndarray,
+) -> np.ndarray:
+    """Task-clustered (linearisation) variance of the pooled ratio sum(totals) / sum(attempts):
+    n/(n-1) * sum_i (T_i - estimate * K_i)^2 / N^2 over the tasks present (NaN for one task)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resid = np.where(present, totals - estimate[..., None] * attempts, 0.0)
+        factor = np.where(n_tasks > 1, n_tasks / (n_tasks - 1.0), np.nan)
+        return factor * (resid**2).sum(axis=-1) / big_n**2
+
+
 def as_task_arrays(successes: np.ndarray, attempts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(successes, dtype=float)
     k = np.asarray(attempts, dtype=float)
@@ -316,9 +332,7 @@ def clustered_proportion_ci(
 
     # --- new_tasks (E1) ---
     with np.errstate(invalid="ignore", divide="ignore"):
-        resid = np.where(present, s - p[..., None] * k, 0.0)
-        factor = np.where(n_tasks > 1, n_tasks / (n_tasks - 1.0), np.nan)
-        v_cl = factor * (resid**2).sum(axis=-1) / big_n**2
+        v_cl = cluster_ratio_variance(s, k, p, present, n_tasks, big_n)
         deff = np.where((p > 0) & (p < 1), v_cl / v_iid, np.nan)
         ess = np.where(v_cl > 0, p * (1.0 - p) / v_cl, big_n)
     ess = np.where(np.isfinite(ess), np.minimum(ess, big_n), n_tasks)

@@ -9,6 +9,7 @@ from evalkit.stats.intervals import (
     IntervalArrays,
     as_task_arrays,
     check_confidence,
+    cluster_ratio_variance,
     normalize_estimand,
 )
 from evalkit.stats.significance import cluster_bootstrap_ratio_ci
@@ -73,9 +74,7 @@ def clustered_mean_ci(
             fallback_label="stratified-t",
         )
     with np.errstate(invalid="ignore", divide="ignore"):
-        resid = np.where(present, tot - m[..., None] * kk, 0.0)
-        factor = np.where(n_tasks > 1, n_tasks / (n_tasks - 1.0), np.nan)
-        v_cl = factor * (resid**2).sum(axis=-1) / big_n**2
+        v_cl = cluster_ratio_variance(tot, kk, m, present, n_tasks, big_n)
         deff = v_cl / var_iid
     mkey = str(method).strip().lower().replace("_", "-")
     if mkey in ("auto", "cluster-t"):
