@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from evalkit.load.steps import native as native_ext
 from evalkit.load.steps import table
 from evalkit.load.steps.table import build_trajectories
 from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
@@ -136,16 +137,27 @@ def test_minimal_trials_frame(make_trial):
     assert tf.trial_summary.select("n_steps", "metrics_mismatch").rows() == [(11, None)]
 
 
-def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypatch):
+@pytest.mark.parametrize("compiled", [False, True], ids=["python", "native"])
+def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypatch, compiled):
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVALKIT_NATIVE", "1" if compiled else "0")
+    if compiled and not native_ext.available():
+        pytest.skip("compiled extractor not built (test_native_parity checks CI builds it)")
     parsed: list[str] = []
-    real = table.parse_trial
+    real, real_native = table.parse_trial, native_ext.parse_trials
 
     def spy(trial_id, *a, **k):
         parsed.append(trial_id)
         return real(trial_id, *a, **k)
 
+    def spy_native(dirs, *a, **k):
+        res = real_native(dirs, *a, **k)
+        # trials the extractor parsed itself (the others reach parse_trial)
+        parsed.extend(os.path.basename(d) for d, s in zip(dirs, res.trials["status"]) if s != 1)
+        return res
+
     monkeypatch.setattr(table, "parse_trial", spy)
+    monkeypatch.setattr(native_ext, "parse_trials", spy_native)
     t1 = make_trial("t1", {"agent/trajectory.json": CC_PASS})
     t2 = make_trial("t2", {"agent/trajectory.json": T2 / "hello-world.trajectory.json"})
     first = _build(trials_frame([t1, t2]), cache=True)

@@ -33,6 +33,11 @@ def _schema(fields: tuple[str, ...], decl: dict) -> dict:
     return {f: _HIDDEN.get(f) or decl[f] for f in fields}
 
 
+#: Raw (pre-finish) schemas: what the Python accumulator and the native extractor produce.
+STEP_RAW_SCHEMA = _schema(STEP_FIELDS, _DECL_STEP)
+CALL_RAW_SCHEMA = _schema(CALL_FIELDS, _DECL_CALL)
+
+
 def parse_timestamps(col: str = "_ts") -> pl.Expr:
     """ISO-8601 text -> UTC datetime. Offsets are honoured; naive values are read as UTC."""
     s = pl.col(col).str.replace(" ", "T", literal=True)
@@ -44,16 +49,30 @@ def parse_timestamps(col: str = "_ts") -> pl.Expr:
     ).cast(UTC_DATETIME)
 
 
-def steps_frame(cols: dict[str, list]) -> pl.DataFrame:
-    """Typed steps frame from STEP_FIELDS lists (hidden _ts -> timestamp)."""
-    df = pl.DataFrame(cols, schema=_schema(STEP_FIELDS, _DECL_STEP), strict=False)
+def raw_steps_frame(cols: dict[str, list]) -> pl.DataFrame:
+    """STEP_FIELDS lists -> frame with the hidden _ts column (before :func:`finish_steps`)."""
+    return pl.DataFrame(cols, schema=STEP_RAW_SCHEMA, strict=False)
+
+
+def finish_steps(df: pl.DataFrame) -> pl.DataFrame:
+    """Raw steps (STEP_RAW_SCHEMA, final row order) -> the typed steps frame."""
     df = df.with_columns(parse_timestamps().alias("timestamp")).drop("_ts")
     return conform(df, STEP_COLUMNS)
 
 
-def calls_frame(cols: dict[str, list]) -> pl.DataFrame:
-    """Typed tool_calls frame from CALL_FIELDS lists: exit_code, is_error, retried filled."""
-    df = pl.DataFrame(cols, schema=_schema(CALL_FIELDS, _DECL_CALL), strict=False)
+def steps_frame(cols: dict[str, list]) -> pl.DataFrame:
+    """Typed steps frame from STEP_FIELDS lists (hidden _ts -> timestamp)."""
+    return finish_steps(raw_steps_frame(cols))
+
+
+def raw_calls_frame(cols: dict[str, list] | dict[str, list | tuple]) -> pl.DataFrame:
+    """CALL_FIELDS lists -> frame with the hidden columns (before :func:`finish_calls`)."""
+    return pl.DataFrame(cols, schema=CALL_RAW_SCHEMA, strict=False)
+
+
+def finish_calls(df: pl.DataFrame) -> pl.DataFrame:
+    """Raw calls (CALL_RAW_SCHEMA, final row order) -> typed tool_calls: exit_code,
+    is_error and retried filled (retried depends on row order)."""
     df = finish_tool_calls(df)
     # retry signature: go-code passes canonical (key-sorted) arguments in _sig; ATIF uses the
     # arguments JSON text as recorded (an agent serialises the same call the same way)
@@ -72,6 +91,11 @@ def calls_frame(cols: dict[str, list]) -> pl.DataFrame:
         .alias("retried"),
     ).drop("_ts", "_s_err", "_s_exit", "_sig")
     return conform(df, TOOL_CALL_COLUMNS)
+
+
+def calls_frame(cols: dict[str, list] | dict[str, list | tuple]) -> pl.DataFrame:
+    """Typed tool_calls frame from CALL_FIELDS lists: exit_code, is_error, retried filled."""
+    return finish_calls(raw_calls_frame(cols))
 
 
 def _num(v) -> float | None:

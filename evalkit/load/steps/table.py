@@ -27,15 +27,18 @@ from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
+from evalkit.load.steps import batch, native
 from evalkit.load.steps.atif import Acc
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
     SUMMARY_SCHEMA,
-    calls_frame,
     final_totals,
+    finish_calls,
+    finish_steps,
     metrics_mismatch_expr,
-    steps_frame,
+    raw_calls_frame,
+    raw_steps_frame,
 )
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
@@ -124,6 +127,21 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
             agent = None if names is None else frozenset(names)
     parts.sort()
     return "|".join(parts) or "-", total, Listing(agent, steps)
+
+
+def _probe_all(dirs: list[str], sign: bool) -> list[tuple[str, int, Listing]]:
+    """``probe`` of every folder: by the compiled lister when enabled (threads, one call),
+    each folder it cannot describe exactly by ``probe``."""
+    if not native.enabled() or not dirs:
+        return [probe(d, sign=sign) for d in dirs]
+    out = []
+    for d, r in zip(dirs, native.probe(dirs, sign), strict=True):
+        if r is None:
+            out.append(probe(d, sign=sign))
+        else:
+            names, steps, sig, total = r
+            out.append((sig, total, Listing(names, steps)))
+    return out
 
 
 def _size(path: str) -> int:
@@ -278,7 +296,10 @@ def build_trajectories(
     rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
     # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
     # is fastest): both also tell the parser which files exist
-    sigs = [probe(r[1], sign=cache) for r in rows]
+    if cache or not native.enabled():
+        sigs = _probe_all([r[1] for r in rows], cache)
+    else:  # the compiled extractor lists each folder itself; the Python path looks up
+        sigs = [("-", 0, None)] * len(rows)
 
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -297,8 +318,12 @@ def build_trajectories(
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
                 total_bytes += nbytes
-    acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
-    new_steps, new_calls = steps_frame(acc.step_columns()), calls_frame(acc.call_columns())
+    if native.enabled():  # compiled read-ahead, same rows (steps/batch.py)
+        raw_s, raw_c, idx_cols, errors = batch.run(work, _parse_chunk, INDEX_SCHEMA, progress)
+    else:
+        acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
+        raw_s, raw_c = raw_steps_frame(acc.step_columns()), raw_calls_frame(acc.call_columns())
+    new_steps, new_calls = finish_steps(raw_s), finish_calls(raw_c)
     new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
     new_errors = _errors_frame(errors)
 

@@ -1,0 +1,226 @@
+"""The compiled ATIF extractor (``native/atif``, Rust, no dependencies) behind a ctypes call.
+
+It reads a batch of trajectory files on several threads (outside the GIL) and extracts the
+same values as :func:`evalkit.load.steps.atif.add_document`, as Arrow column buffers. Any
+file it does not cover exactly (unreadable, not strict JSON, not ATIF, embedded subagent
+trajectories, an unusual content part) comes back with status 1 and no rows, and the
+Python path handles it, so the frames never depend on which path ran. The parity tests
+(``tests/load_steps/test_native_parity.py``) compare both paths on every fixture and on
+generated documents.
+
+Built by ``scripts/build_native.sh`` (``cargo build --release --offline``; run by
+``scripts/setup.sh``) into ``evalkit/load/steps/_evalkit_atif.so``. Without it (no Rust
+toolchain) everything works through the Python path, only slower. ``EVALKIT_NATIVE=0``
+forces the Python path.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+#: Where the build script puts the library (EVALKIT_NATIVE_LIB overrides).
+LIB_PATH = Path(__file__).with_name("_evalkit_atif.so")
+
+# Column layout of the tables (must match native/atif/src/extract.rs and probe.rs).
+STEP_COLS = (
+    ("trial", "i"), ("step_index", "i"), ("trajectory", "s"), ("is_main", "b"),
+    ("step_id", "i"), ("source", "s"), ("model_name", "s"), ("message", "s"),
+    ("reasoning_content", "s"), ("_ts", "s"), ("prompt_tokens", "i"),
+    ("completion_tokens", "i"), ("cached_tokens", "i"), ("cost_usd", "f"),
+    ("n_tool_calls", "i"), ("observation", "s"), ("is_copied_context", "b"),
+    ("llm_call_count", "i"), ("extra", "s"),
+)  # fmt: skip
+CALL_COLS = (
+    ("trial", "i"), ("step_index", "i"), ("call_index", "i"), ("trajectory", "s"),
+    ("is_main", "b"), ("tool_call_id", "s"), ("function_name", "s"), ("arguments", "s"),
+    ("command", "s"), ("observation", "s"), ("observation_source", "s"), ("_s_err", "b"),
+    ("_s_exit", "i"), ("_ts", "s"),
+)  # fmt: skip
+TRIAL_COLS = (
+    ("status", "i"), ("n_steps", "i"), ("n_tool_calls", "i"), ("fm_prompt", "f"),
+    ("fm_completion", "f"), ("fm_cached", "f"), ("fm_cost", "f"), ("agent", "s"),
+)  # fmt: skip
+ERROR_COLS = (("trial", "i"), ("path", "s"), ("kind", "s"), ("message", "s"))
+PROBE_COLS = (("agent", "s"), ("steps", "i"), ("sig", "s"), ("total", "i"), ("_", "i"))
+
+_lib: ctypes.CDLL | None = None
+_tried = False
+
+
+def _load() -> ctypes.CDLL | None:
+    global _lib, _tried
+    if _tried:
+        return _lib
+    _tried = True
+    path = os.environ.get("EVALKIT_NATIVE_LIB") or str(LIB_PATH)
+    try:
+        lib = ctypes.CDLL(path)
+        _declare(lib)
+    except (OSError, AttributeError):  # not built, or a stale build without these symbols
+        return None
+    _lib = lib
+    return lib
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    u64p = ctypes.POINTER(ctypes.c_uint64)
+    lib.ek_trials.restype = ctypes.c_void_p
+    lib.ek_trials.argtypes = [
+        ctypes.c_char_p,
+        u64p,
+        ctypes.c_uint64,
+        ctypes.c_uint64,
+        ctypes.c_uint32,
+    ]
+    lib.ek_probe.restype = ctypes.c_void_p
+    lib.ek_probe.argtypes = [
+        ctypes.c_char_p,
+        u64p,
+        ctypes.c_uint64,
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+    ]
+    lib.ek_parts.restype = ctypes.c_uint32
+    lib.ek_parts.argtypes = [ctypes.c_void_p]
+    lib.ek_rows.restype = ctypes.c_int64
+    lib.ek_rows.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+    lib.ek_buf.restype = ctypes.c_int32
+    lib.ek_buf.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+        ctypes.POINTER(ctypes.c_void_p), u64p,
+    ]  # fmt: skip
+    lib.ek_free.restype = None
+    lib.ek_free.argtypes = [ctypes.c_void_p]
+
+
+def available() -> bool:
+    """True when the compiled extractor is built and loads."""
+    return _load() is not None
+
+
+def enabled() -> bool:
+    """Use the compiled extractor now: built, and EVALKIT_NATIVE is not '0'."""
+    return os.environ.get("EVALKIT_NATIVE", "1") != "0" and available()
+
+
+@dataclass
+class Trials:
+    """What the compiled extractor made of a batch of trial folders (in the order given).
+
+    ``trials``: column lists (TRIAL_COLS); status 0 = parsed; 2 = no ATIF trajectory
+    (``agent`` = the names in agent/, '\\0'-joined, for the goose-log check; a not_atif
+    error may be in ``errors``); 1 = the Python path must parse that trial (nothing else
+    of it is here). ``steps`` / ``calls``: raw rows of the others, in
+    final order, ``trial`` = position in the batch. ``errors``: (trial, path, kind,
+    message) LoadError rows.
+    """
+
+    trials: dict[str, list]
+    steps: pl.DataFrame
+    calls: pl.DataFrame
+    errors: list[tuple[int, str, str, str]]
+
+
+class _Handle:
+    """Owns a result handle: freed when the last Arrow buffer viewing its memory is gone
+    (pyarrow foreign buffers keep this object alive), so no column is copied out."""
+
+    __slots__ = ("h", "lib")
+
+    def __init__(self, lib: ctypes.CDLL, h: int) -> None:
+        self.lib, self.h = lib, h
+
+    def __del__(self) -> None:
+        self.lib.ek_free(self.h)
+
+
+def _table(owner: _Handle, part: int, t: int, cols: tuple) -> Any:
+    import pyarrow as pa  # imported on first use (``import evalkit`` stays fast)
+
+    lib, h = owner.lib, owner.h
+    types = {"i": pa.int64(), "f": pa.float64(), "b": pa.bool_(), "s": pa.large_string()}
+    n = lib.ek_rows(h, part, t)
+    ptr, ln = ctypes.c_void_p(), ctypes.c_uint64()
+    empty = pa.py_buffer(b"")
+
+    def buf(c: int, which: int) -> Any:
+        if lib.ek_buf(h, part, t, c, which, ctypes.byref(ptr), ctypes.byref(ln)) != 0:
+            raise RuntimeError("evalkit native extractor: bad buffer request")
+        return pa.foreign_buffer(ptr.value, ln.value, base=owner) if ln.value else empty
+
+    arrays = []
+    for c, (_, kind) in enumerate(cols):
+        parts = [buf(c, 0), buf(c, 1)] + ([buf(c, 2)] if kind == "s" else [])
+        arrays.append(pa.Array.from_buffers(types[kind], n, parts))
+    return pa.Table.from_arrays(arrays, names=[name for name, _ in cols])
+
+
+def _lib_or_raise() -> ctypes.CDLL:
+    lib = _load()
+    if lib is None:
+        raise RuntimeError("evalkit native extractor is not built (scripts/build_native.sh)")
+    return lib
+
+
+def _paths(paths: list[str], threads: int | None, per: int) -> tuple[bytes, Any, int, int]:
+    enc = [os.fsencode(p) for p in paths]
+    offs = [0]
+    for b in enc:
+        offs.append(offs[-1] + len(b))
+    n = len(enc)
+    if threads is None:
+        threads = max(1, min(os.cpu_count() or 1, 8, (n + per - 1) // per))
+    return b"".join(enc), (ctypes.c_uint64 * (n + 1))(*offs), n, threads
+
+
+def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:
+    """List trial folders like ``table.probe``: per folder (agent names or None, steps
+    True/False/None, signature, total bytes), or None where Python must probe it."""
+    lib = _lib_or_raise()
+    buf, arr, n, threads = _paths(dirs, threads, 64)
+    owner = _Handle(lib, lib.ek_probe(buf, arr, n, 1 if sign else 0, threads))
+    t = _concat([_table(owner, p, 0, PROBE_COLS) for p in range(lib.ek_parts(owner.h))])
+    if t.num_rows != n:  # a worker failed: Python probes everything
+        return [None] * n
+    out: list[tuple | None] = []
+    for agent, steps, sig, total in zip(*(t.column(i).to_pylist() for i in range(4)), strict=True):
+        if sig is None:
+            out.append(None)
+            continue
+        names = None if agent is None else (frozenset(agent.split("\0")) if agent else frozenset())
+        out.append((names, None if steps is None else steps == 1, sig, total))
+    return out
+
+
+def _concat(tables: list) -> Any:
+    import pyarrow as pa
+
+    return pa.concat_tables(tables)
+
+
+def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trials:
+    """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path)."""
+    import pyarrow as pa
+
+    lib = _lib_or_raise()
+    buf, arr, n, threads = _paths(dirs, threads, 16)
+    owner = _Handle(lib, lib.ek_trials(buf, arr, n, cap, threads))
+    layout = (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS)
+    parts = [
+        [_table(owner, p, t, cols) for t, cols in enumerate(layout)]
+        for p in range(lib.ek_parts(owner.h))
+    ]
+    steps_t, calls_t, trials_t, errors_t = (
+        pa.concat_tables([x[i] for x in parts]) for i in range(4)
+    )
+    if trials_t.num_rows != n:
+        raise RuntimeError("evalkit native extractor: a worker failed")
+    trials = {name: trials_t.column(i).to_pylist() for i, (name, _) in enumerate(TRIAL_COLS)}
+    errors = list(zip(*(errors_t.column(i).to_pylist() for i in range(4)), strict=True))
+    return Trials(trials, pl.from_arrow(steps_t), pl.from_arrow(calls_t), errors)  # type: ignore[arg-type]

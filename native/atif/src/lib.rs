@@ -1,0 +1,177 @@
+//! C ABI of evalkit's ATIF extractor (loaded by `evalkit/load/steps/native.py` via ctypes).
+//!
+//! `ek_parse` reads and extracts a batch of trajectory files on `threads` threads and returns
+//! a handle holding one part per thread, each with three Arrow-layout tables (docs, steps,
+//! calls; column order in extract.rs). A file that cannot be read as a regular file under
+//! the size cap, is not strict JSON, or needs a rule the port does not cover, gets docs
+//! status 1 and no rows: the Python path handles it (and reports its errors).
+
+mod cols;
+mod extract;
+mod json;
+mod probe;
+mod ser;
+mod shell;
+mod trial;
+
+use extract::Out;
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+const O_NONBLOCK: i32 = 0o4000; // Linux (x86_64, aarch64): a FIFO must not block the open
+
+/// Result handle: per thread part, its tables (parse: docs, steps, calls; probe: one).
+pub struct Batch {
+    parts: Vec<Vec<cols::Table>>,
+}
+
+pub(crate) fn read(path: &[u8], cap: u64) -> Option<Vec<u8>> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(OsStr::from_bytes(path))
+        .ok()?;
+    let md = f.metadata().ok()?;
+    if !md.is_file() || md.len() > cap {
+        return None;
+    }
+    let mut buf = Vec::with_capacity(md.len() as usize + 1);
+    f.take(cap + 1).read_to_end(&mut buf).ok()?;
+    if buf.len() as u64 > cap {
+        return None;
+    }
+    Some(buf)
+}
+
+fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out) {
+    let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark(), out.trials.mark());
+    let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out)));
+    if ok.is_err() {
+        out.steps.rollback(marks.0);
+        out.calls.rollback(marks.1);
+        out.errors.rollback(marks.2);
+        out.trials.rollback(marks.3);
+        let t = &mut out.trials.cols;
+        t[0].i(Some(1));
+        t[1].i(None);
+        t[2].i(None);
+        for k in 0..4 {
+            t[3 + k].f(None);
+        }
+        t[7].s(None);
+        out.trials.rows += 1;
+    }
+}
+
+/// Parse the trajectories of `n` trial folders (paths concatenated in `dirs`, boundaries
+/// in `offs[0..=n]`) on `threads` threads; tables per part: steps, calls, trials, errors.
+///
+/// # Safety
+/// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
+#[no_mangle]
+pub unsafe extern "C" fn ek_trials(dirs: *const u8, offs: *const u64, n: u64, cap: u64, threads: u32) -> *mut Batch {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| std::panic::set_hook(Box::new(|_| {})));
+    let n = n as usize;
+    let offs = std::slice::from_raw_parts(offs, n + 1);
+    let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
+    let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
+    let t = (threads.max(1) as usize).min(n.max(1));
+    let per = n.div_ceil(t).max(1);
+    let run = |k: usize| {
+        let mut o = Out::new();
+        for i in (k * per)..((k + 1) * per).min(n) {
+            one_trial(dir(i), i as i64, cap, &mut o);
+        }
+        vec![o.steps, o.calls, o.trials, o.errors]
+    };
+    let parts: Vec<Vec<cols::Table>> = if t <= 1 {
+        vec![run(0)]
+    } else {
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || run(k))).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        })
+    };
+    Box::into_raw(Box::new(Batch { parts }))
+}
+
+/// List `n` trial folders (see probe.rs); one table with a row per folder, in order.
+///
+/// # Safety
+/// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
+#[no_mangle]
+pub unsafe extern "C" fn ek_probe(dirs: *const u8, offs: *const u64, n: u64, sign: u32, threads: u32) -> *mut Batch {
+    let n = n as usize;
+    let offs = std::slice::from_raw_parts(offs, n + 1);
+    let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
+    let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
+    let t = (threads.max(1) as usize).min(n.max(1));
+    let per = n.div_ceil(t).max(1);
+    let run = |k: usize| {
+        let mut tb = cols::Table::new(probe::PROBE_KINDS);
+        for i in (k * per)..((k + 1) * per).min(n) {
+            probe::probe(dir(i), sign != 0, &mut tb);
+        }
+        vec![tb]
+    };
+    let parts: Vec<Vec<cols::Table>> = if t <= 1 {
+        vec![run(0)]
+    } else {
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || run(k))).collect();
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|_| vec![cols::Table::new(probe::PROBE_KINDS)])).collect()
+        })
+    };
+    Box::into_raw(Box::new(Batch { parts }))
+}
+
+fn table(b: &Batch, part: u32, table: u32) -> Option<&cols::Table> {
+    b.parts.get(part as usize)?.get(table as usize)
+}
+
+/// # Safety
+/// `b` must come from `ek_parse` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn ek_parts(b: *const Batch) -> u32 {
+    (*b).parts.len() as u32
+}
+
+/// Rows of table `t` (0 docs, 1 steps, 2 calls) in part `p`; -1 when out of range.
+///
+/// # Safety
+/// `b` must come from `ek_parse` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn ek_rows(b: *const Batch, p: u32, t: u32) -> i64 {
+    table(&*b, p, t).map_or(-1, |x| x.rows as i64)
+}
+
+/// Buffer `which` (0 validity, 1 values/offsets, 2 string data) of column `c`.
+///
+/// # Safety
+/// `b` must come from `ek_parse` and not be freed; `ptr` and `len` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn ek_buf(b: *const Batch, p: u32, t: u32, c: u32, which: u32, ptr: *mut *const u8, len: *mut u64) -> i32 {
+    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else { return -1 };
+    match col.buf(which) {
+        Some((q, l)) => {
+            *ptr = q;
+            *len = l as u64;
+            0
+        }
+        None => -1,
+    }
+}
+
+/// # Safety
+/// `b` must come from `ek_parse`; it is invalid afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn ek_free(b: *mut Batch) {
+    if !b.is_null() {
+        drop(Box::from_raw(b));
+    }
+}
+

@@ -1,0 +1,147 @@
+//! Serialisation that matches `orjson.dumps` with default options byte for byte (compact
+//! separators, keys in document order, non-ASCII kept, control characters escaped, floats in
+//! orjson's shortest round-trip layout), plus Python's `str(None)`.
+
+use crate::json::V;
+use std::fmt::Write;
+
+/// orjson refuses to serialise more than this many nested containers (the Python path then
+/// falls back to `str(value)`; the caller hands such documents to it).
+const MAX_NEST: usize = 254;
+
+pub struct TooDeep;
+
+pub fn dumps(v: &V, out: &mut String) -> Result<(), TooDeep> {
+    dumps_at(v, out, 0)
+}
+
+fn dumps_at(v: &V, out: &mut String, nest: usize) -> Result<(), TooDeep> {
+    if matches!(v, V::Arr(_) | V::Obj(_)) && nest >= MAX_NEST {
+        return Err(TooDeep);
+    }
+    match v {
+        V::Null => out.push_str("null"),
+        V::Bool(true) => out.push_str("true"),
+        V::Bool(false) => out.push_str("false"),
+        V::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        V::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        V::Float(f) => float(*f, out),
+        V::Str(s) => string(s, out),
+        V::Arr(a) => {
+            out.push('[');
+            for (n, x) in a.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                dumps_at(x, out, nest + 1)?;
+            }
+            out.push(']');
+        }
+        V::Obj(o) => {
+            out.push('{');
+            for (n, (k, x)) in o.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                string(k, out);
+                out.push(':');
+                dumps_at(x, out, nest + 1)?;
+            }
+            out.push('}');
+        }
+    }
+    Ok(())
+}
+
+pub fn to_string(v: &V) -> Result<String, TooDeep> {
+    let mut s = String::new();
+    dumps(v, &mut s)?;
+    Ok(s)
+}
+
+fn string(s: &str, out: &mut String) {
+    out.push('"');
+    let b = s.as_bytes();
+    let mut run = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let esc: Option<&str> = match c {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(&s[run..i]);
+        match esc {
+            Some(e) => out.push_str(e),
+            None => {
+                let _ = write!(out, "\\u{:04x}", c);
+            }
+        }
+        run = i + 1;
+    }
+    out.push_str(&s[run..]);
+    out.push('"');
+}
+
+/// orjson's float layout: shortest round-trip digits; plain notation when the decimal
+/// exponent is in [-5, 15] ("1000000000000000.0", "0.00001"), else scientific ("1e+16",
+/// "1.5e-7").
+pub fn float(f: f64, out: &mut String) {
+    if f == 0.0 {
+        out.push_str(if f.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
+    }
+    let sci = format!("{:e}", f); // e.g. "-1.2345e16", "1e-7"
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (neg, mant) = match mant.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mant),
+    };
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    if neg {
+        out.push('-');
+    }
+    if (-5..16).contains(&exp) {
+        if exp >= 0 {
+            let e = exp as usize;
+            if digits.len() <= e + 1 {
+                out.push_str(&digits);
+                for _ in digits.len()..e + 1 {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..e + 1]);
+                out.push('.');
+                out.push_str(&digits[e + 1..]);
+            }
+        } else {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        if exp > 0 {
+            out.push('+');
+        }
+        let _ = write!(out, "{exp}");
+    }
+}
