@@ -153,7 +153,9 @@ def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypa
     def spy_native(dirs, *a, **k):
         res = real_native(dirs, *a, **k)
         # trials the extractor parsed itself (the others reach parse_trial)
-        parsed.extend(os.path.basename(d) for d, s in zip(dirs, res.trials["status"]) if s != 1)
+        parsed.extend(
+            os.path.basename(d) for d, s in zip(dirs, res.trials["status"], strict=True) if s != 1
+        )
         return res
 
     monkeypatch.setattr(table, "parse_trial", spy)
