@@ -29,18 +29,25 @@ from evalkit.load.steps.goose import GOOSE_LOG_NAMES
 GROUP = 4096
 
 
-def _goose_check(trials: dict[str, list], items: list[tuple]) -> list[int]:
+def _status(trials: pl.DataFrame, agents: list[str | None]) -> pl.Series:
     """Statuses, with the trials without an ATIF trajectory that may have a goose log (a
-    goose log name in agent/, or a goose agent) handed to the Python path (status 1)."""
-    out = list(trials["status"])
-    for i, s in enumerate(out):
-        if s != 2:
-            continue
-        names = trials["agent"][i].split("\0")
-        agent = items[i][3]
-        if any(n in GOOSE_LOG_NAMES for n in names) or (agent and "goose" in agent.lower()):
-            out[i] = 1
-    return out
+    goose log name in agent/, or a goose agent: extract.find_goose_log) handed to the
+    Python path (status 1)."""
+    status = trials["status"]
+    goose_agents = [a for a in set(agents) if a and "goose" in a.lower()]
+    maybe = trials["agent"].str.contains("goose", literal=True).fill_null(False)
+    if goose_agents:
+        maybe = maybe | pl.Series(agents, dtype=pl.String).is_in(goose_agents)
+    if not maybe.any():
+        return status
+    st = status.to_list()
+    names = trials["agent"].to_list()
+    for i in maybe.arg_true().to_list():
+        if st[i] == 2 and (
+            agents[i] in goose_agents or any(n in GOOSE_LOG_NAMES for n in names[i].split("\0"))
+        ):
+            st[i] = 1
+    return pl.Series("status", st, pl.Int64)
 
 
 def _typed(df: pl.DataFrame, schema: dict, seq: pl.Expr) -> pl.DataFrame:
@@ -73,53 +80,34 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
             res = native.parse_trials([it[1] for it in items], cap)
-            status = _goose_check(res.trials, items)
-            # trials the extractor parsed
-            t = res.trials
-            ok = [i for i, s in enumerate(status) if s != 1]
-            tid = [items[i][0] for i in ok]
-            has = [status[i] == 0 for i in ok]
-            index_parts.append(
-                pl.DataFrame(
-                    {
-                        "trial_id": tid,
-                        "sig": [items[i][4] for i in ok],
-                        "has_data": has,
-                        "n_steps": [t["n_steps"][i] for i in ok],
-                        "n_tool_calls": [t["n_tool_calls"][i] for i in ok],
-                        "n_turns": [t["n_steps"][i] for i in ok],  # null without trajectory
-                        "fm_prompt": [t["fm_prompt"][i] for i in ok],
-                        "fm_completion": [t["fm_completion"][i] for i in ok],
-                        "fm_cached": [t["fm_cached"][i] for i in ok],
-                        "fm_cost": [t["fm_cost"][i] for i in ok],
-                        "_seq": [g + i for i in ok],
-                    },
-                    schema={**index_schema, "_seq": pl.Int64},
-                )
+            status = _status(res.trials, [it[3] for it in items])
+            ids = pl.Series("trial_id", [it[0] for it in items], pl.String)
+            seq = pl.int_range(g, g + len(items), eager=True).alias("_seq")
+            # trials the extractor parsed (2: no ATIF trajectory)
+            t = res.trials.with_columns(
+                status, ids, pl.Series("sig", [it[4] for it in items], pl.String), seq
             )
+            index_parts.append(
+                t.filter(pl.col("status") != 1).select(
+                    "trial_id", "sig", (pl.col("status") == 0).alias("has_data"),
+                    "n_steps", "n_tool_calls", pl.col("n_steps").alias("n_turns"),
+                    "fm_prompt", "fm_completion", "fm_cached", "fm_cost", "_seq",
+                ).cast({**index_schema, "_seq": pl.Int64})
+            )  # fmt: skip
+            st = status.to_list()
             for k, path, kind, msg in res.errors:
-                if status[k] == 1:  # handed to the Python path after all (goose log)
+                if st[k] == 1:  # handed to the Python path after all (goose log)
                     continue
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
-            ids = pl.Series([it[0] for it in items])
-            by_pos = pl.col("trial")
-            steps_parts.append(
-                _typed(
-                    res.steps.with_columns(ids.gather(res.steps["trial"]).alias("trial_id")),
-                    STEP_RAW_SCHEMA,
-                    by_pos + g,
-                )
-            )
-            calls_parts.append(
-                _typed(
-                    res.calls.with_columns(ids.gather(res.calls["trial"]).alias("trial_id")),
-                    CALL_RAW_SCHEMA,
-                    by_pos + g,
-                )
-            )
+            for raw, schema, parts in (
+                (res.steps, STEP_RAW_SCHEMA, steps_parts),
+                (res.calls, CALL_RAW_SCHEMA, calls_parts),
+            ):
+                raw = raw.with_columns(ids.gather(raw["trial"]))
+                parts.append(_typed(raw, schema, pl.col("trial") + g))
             # the others: the Python path
-            rest = [i for i, s in enumerate(status) if s == 1]
+            rest = [i for i, s in enumerate(st) if s == 1]
             if rest:
                 s_cols, c_rows, idx, errs = parse_chunk([items[i] for i in rest])
                 pos = {items[i][0]: g + i for i in rest}

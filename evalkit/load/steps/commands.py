@@ -234,6 +234,39 @@ def _envelope_signals() -> tuple[pl.Expr, pl.Expr]:
     return flag, code
 
 
+def _envelope_columns(df: pl.DataFrame) -> tuple[pl.Series, pl.Series]:
+    """:func:`_envelope_signals` evaluated only on the rows that can match (a JSON-object
+    observation of a non-shell tool whose text holds the quoted key "success", "error" or
+    an exit-code key, or a \\u escape, which could spell one), null elsewhere: the same
+    values, without parsing every observation twice."""
+    obs = pl.col("observation")
+    maybe = (
+        pl.col("command").is_null()
+        & obs.str.strip_chars_start().str.starts_with("{")
+        & pl.any_horizontal(
+            obs.str.contains(k, literal=True)
+            for k in (
+                '"success"',
+                '"error"',
+                '"exit_code"',
+                '"exitCode"',
+                '"returncode"',
+                '"return_code"',
+                "\\u",
+            )
+        )
+    )
+    where = df.select(maybe.fill_null(False).arg_true().alias("i"))["i"]
+    flag = pl.Series("f", [None] * df.height, pl.Boolean)
+    code = pl.Series("c", [None] * df.height, pl.Int64)
+    if len(where):
+        env_flag, env_code = _envelope_signals()
+        sub = df[where].select(env_flag.alias("f"), env_code.alias("c"))
+        flag = flag.scatter(where, sub["f"])
+        code = code.scatter(where, sub["c"])
+    return flag, code
+
+
 def finish_tool_calls(df: pl.DataFrame) -> pl.DataFrame:
     """Fill exit_code, is_error and is_error_source from the hidden signal columns.
 
@@ -242,10 +275,10 @@ def finish_tool_calls(df: pl.DataFrame) -> pl.DataFrame:
     tool) > exit code (recorded, else printed) > text heuristic on the observation > null
     (no observation: unknown).
     """
-    env_flag, env_code = _envelope_signals()
+    env_flag, env_code = _envelope_columns(df)
     df = df.with_columns(
-        pl.coalesce(pl.col("_s_err"), env_flag).alias("_s_err"),
-        pl.coalesce(pl.col("_s_exit"), env_code, exit_code_expr()).alias("exit_code"),
+        pl.coalesce(pl.col("_s_err"), pl.lit(env_flag)).alias("_s_err"),
+        pl.coalesce(pl.col("_s_exit"), pl.lit(env_code), exit_code_expr()).alias("exit_code"),
     )
     has_obs = pl.col("observation").is_not_null()
     text_err = pl.col("observation").str.contains(ERROR_TEXT)

@@ -113,7 +113,7 @@ def enabled() -> bool:
 class Trials:
     """What the compiled extractor made of a batch of trial folders (in the order given).
 
-    ``trials``: column lists (TRIAL_COLS); status 0 = parsed; 2 = no ATIF trajectory
+    ``trials``: a frame (TRIAL_COLS), one row per folder; status 0 = parsed; 2 = no ATIF trajectory
     (``agent`` = the names in agent/, '\\0'-joined, for the goose-log check; a not_atif
     error may be in ``errors``); 1 = the Python path must parse that trial (nothing else
     of it is here). ``steps`` / ``calls``: raw rows of the others, in
@@ -121,7 +121,7 @@ class Trials:
     message) LoadError rows.
     """
 
-    trials: dict[str, list]
+    trials: pl.DataFrame
     steps: pl.DataFrame
     calls: pl.DataFrame
     errors: list[tuple[int, str, str, str]]
@@ -221,6 +221,6 @@ def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trial
     )
     if trials_t.num_rows != n:
         raise RuntimeError("evalkit native extractor: a worker failed")
-    trials = {name: trials_t.column(i).to_pylist() for i, (name, _) in enumerate(TRIAL_COLS)}
     errors = list(zip(*(errors_t.column(i).to_pylist() for i in range(4)), strict=True))
-    return Trials(trials, pl.from_arrow(steps_t), pl.from_arrow(calls_t), errors)  # type: ignore[arg-type]
+    frames = (pl.from_arrow(x) for x in (trials_t, steps_t, calls_t))
+    return Trials(*frames, errors)  # type: ignore[arg-type]

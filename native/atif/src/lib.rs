@@ -28,27 +28,27 @@ pub struct Batch {
     parts: Vec<Vec<cols::Table>>,
 }
 
-pub(crate) fn read(path: &[u8], cap: u64) -> Option<Vec<u8>> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(OsStr::from_bytes(path))
-        .ok()?;
-    let md = f.metadata().ok()?;
+/// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
+/// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
+pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
+    let Ok(f) = std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(OsStr::from_bytes(path)) else {
+        return false;
+    };
+    let Ok(md) = f.metadata() else { return false };
     if !md.is_file() || md.len() > cap {
-        return None;
+        return false;
     }
-    let mut buf = Vec::with_capacity(md.len() as usize + 1);
-    f.take(cap + 1).read_to_end(&mut buf).ok()?;
-    if buf.len() as u64 > cap {
-        return None;
+    buf.clear();
+    buf.reserve(md.len() as usize + 1);
+    if f.take(cap + 1).read_to_end(buf).is_err() {
+        return false;
     }
-    Some(buf)
+    buf.len() as u64 <= cap
 }
 
-fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out) {
+fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
     let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark(), out.trials.mark());
-    let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out)));
+    let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out, buf)));
     if ok.is_err() {
         out.steps.rollback(marks.0);
         out.calls.rollback(marks.1);
@@ -83,8 +83,9 @@ pub unsafe extern "C" fn ek_trials(dirs: *const u8, offs: *const u64, n: u64, ca
     let per = n.div_ceil(t).max(1);
     let run = |k: usize| {
         let mut o = Out::new();
+        let mut buf = Vec::new();
         for i in (k * per)..((k + 1) * per).min(n) {
-            one_trial(dir(i), i as i64, cap, &mut o);
+            one_trial(dir(i), i as i64, cap, &mut o, &mut buf);
         }
         vec![o.steps, o.calls, o.trials, o.errors]
     };

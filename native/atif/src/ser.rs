@@ -107,7 +107,8 @@ pub fn float(f: f64, out: &mut String) {
         Some(m) => (true, m),
         None => (false, mant),
     };
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
+    even_tie(f.abs(), &mut digits, exp);
     if neg {
         out.push('-');
     }
@@ -144,4 +145,63 @@ pub fn float(f: f64, out: &mut String) {
         }
         let _ = write!(out, "{exp}");
     }
+}
+
+/// Shortest round-trip digits can tie: two candidates equally close to the exact value
+/// (562949953421313.25 -> ...13.2 or ...13.3). orjson (Ryu) takes the even last digit;
+/// Rust's formatter may take the other one. `digits` (k digits, first at 10^exp) is
+/// replaced by its even neighbour when the value is exactly halfway between them.
+fn even_tie(v: f64, digits: &mut String, exp: i32) {
+    let last = digits.as_bytes()[digits.len() - 1] - b'0';
+    if last % 2 == 0 {
+        return;
+    }
+    let p = exp - (digits.len() as i32 - 1); // decimal position of the last digit
+    let bits = v.to_bits();
+    let (be, bm) = (((bits >> 52) & 0x7ff) as i32, bits & ((1u64 << 52) - 1));
+    let (m, e) = if be == 0 { (bm, -1074) } else { (bm | (1u64 << 52), be - 1075) };
+    // t = 2v / 10^p must be an odd integer for a tie (v = (t/2) * 10^p)
+    let t: Option<u128> = if p < 0 {
+        let Some(scale) = 10u128.checked_pow((-p) as u32) else { return };
+        let Some(x) = (2 * m as u128).checked_mul(scale) else { return };
+        if e >= 0 {
+            return; // 2v * 10^-p is even
+        }
+        let sh = (-e) as u32;
+        if sh >= 128 || x % (1u128 << sh) != 0 {
+            return;
+        }
+        Some(x >> sh)
+    } else {
+        let y: u128 = if e + 1 >= 0 {
+            let sh = (e + 1) as u32;
+            if sh >= 64 {
+                return;
+            }
+            (m as u128) << sh
+        } else {
+            let sh = (-(e + 1)) as u32;
+            if sh >= 64 || m % (1u64 << sh) != 0 {
+                return;
+            }
+            (m >> sh) as u128
+        };
+        let Some(scale) = 10u128.checked_pow(p as u32) else { return };
+        if y % scale != 0 {
+            return;
+        }
+        Some(y / scale)
+    };
+    let Some(t) = t else { return };
+    if t % 2 == 0 {
+        return; // not halfway
+    }
+    let lower = (t - 1) / 2; // the candidate below v, in units of 10^p
+    let d = (lower % 10) as u8; // its last digit; the upper one ends in d + 1
+    let want = if d % 2 == 0 { d } else { (d + 1) % 10 };
+    if want == last || want == 0 {
+        return; // already even, or a carry (cannot be shortest): leave it
+    }
+    digits.pop();
+    digits.push((b'0' + want) as char);
 }

@@ -149,6 +149,7 @@ struct Pending {
 
 struct Ctx<'o> {
     out: &'o mut Out,
+    buf: &'o mut Vec<u8>, // the read buffer, reused from file to file
     n_docs: usize,
     main_not_atif: bool,
     trial: i64,
@@ -184,8 +185,10 @@ impl Ctx<'_> {
 
     /// Read, parse and add one document (Bail on anything the Python path reports).
     fn add(&mut self, path: &[u8], label: &str, is_main: bool) -> Result<DocInfo, Bail> {
-        let bytes = crate::read(path, self.cap).ok_or(Bail)?;
-        let doc = parse_sel(&bytes, &crate::extract::DOC).map_err(|_| Bail)?;
+        if !crate::read_into(path, self.cap, self.buf) {
+            return Err(Bail);
+        }
+        let doc = parse_sel(self.buf, &crate::extract::DOC).map_err(|_| Bail)?;
         if !is_atif(&doc) {
             self.main_not_atif = self.n_docs == 0;
             return Err(Bail);
@@ -310,9 +313,9 @@ enum Outcome {
 
 /// extract.parse_trial for one trial folder; rows / errors / a trials row go to `out`.
 /// trials status: 0 parsed, 2 no ATIF trajectory (Python checks for a goose log), 1 bail.
-pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out) {
+pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
     let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark());
-    let res = run(dir, idx, cap, out);
+    let res = run(dir, idx, cap, out, buf);
     if res.is_err() {
         out.steps.rollback(marks.0);
         out.calls.rollback(marks.1);
@@ -346,7 +349,7 @@ pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out) {
     out.trials.rows += 1;
 }
 
-fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out) -> Result<Outcome, Bail> {
+fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Result<Outcome, Bail> {
     match fs::metadata(OsStr::from_bytes(&join(dir, b"steps"))) {
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         _ => return Err(Bail), // multi-step task, or cannot tell
@@ -369,6 +372,7 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out) -> Result<Outcome, Bail> {
     let main = join(&adir, b"trajectory.json");
     let mut cx = Ctx {
         out,
+        buf,
         n_docs: 0,
         main_not_atif: false,
         trial: idx,
@@ -385,9 +389,11 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out) -> Result<Outcome, Bail> {
         Ok(l) => l,
         Err(Bail) if cx.main_not_atif => {
             // parse_main: the main file is not ATIF -> one not_atif error, no trajectory
-            let bytes = crate::read(&main, cap).ok_or(Bail)?;
+            if !crate::read_into(&main, cap, cx.buf) {
+                return Err(Bail);
+            }
             static ALL: Node = Node::All;
-            let doc = parse_sel(&bytes, &ALL).map_err(|_| Bail)?;
+            let doc = parse_sel(cx.buf, &ALL).map_err(|_| Bail)?;
             let what = sniff(&doc).ok_or(Bail)?;
             cx.err(&main, "not_atif", &format!("not an ATIF trajectory: {what}"))?;
             return Ok(Outcome::NoTrajectory(names.join(&0u8)));
