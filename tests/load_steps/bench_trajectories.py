@@ -8,7 +8,9 @@ lists included) out as Harbor trial folders, ``--rep`` copies of it, then times,
 and best of ``--runs``:
 
 * floor: read every trajectory file's bytes and ``orjson.loads`` them, twice;
-* parse: ``build_trajectories(trials, cache=False, progress=False)`` (frames included).
+* parse: ``build_trajectories(trials, cache=False, progress=False)`` (frames included),
+  with the compiled extractor when it is built (``--python``: the Python path,
+  EVALKIT_NATIVE=0).
 
 The figure quoted in docs/trajectories.md is parse / floor.
 """
@@ -61,7 +63,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rep", type=int, default=1)
     ap.add_argument("--runs", type=int, default=9)
+    ap.add_argument("--python", action="store_true", help="the Python path (EVALKIT_NATIVE=0)")
     a = ap.parse_args()
+    if a.python:
+        os.environ["EVALKIT_NATIVE"] = "0"
+    from evalkit.load.steps import native
+
+    path = "compiled" if native.enabled() else "python"
     root = Path(tempfile.mkdtemp())
     try:
         trials = lay_out(root, a.rep)
@@ -89,7 +97,7 @@ def main() -> None:
         f2, p = min(fl), min(pa)
         tf = build_trajectories(trials, cache=False, progress=False)
         print(
-            f"trials={trials.height} files={len(files)} bytes={nbytes / 1e6:.2f}MB "
+            f"[{path}] trials={trials.height} files={len(files)} bytes={nbytes / 1e6:.2f}MB "
             f"steps={tf.steps.height} calls={tf.tool_calls.height} | "
             f"floor (read+orjson.loads x2)={f2 * 1e3:.1f}ms parse={p * 1e3:.1f}ms "
             f"parse/floor2x={p / f2:.2f} parse/floor1x={2 * p / f2:.2f}"
