@@ -188,6 +188,17 @@ def read_tail(path: str | None, max_bytes: int = 256 * 1024) -> tuple[str | None
         os.close(fd)
 
 
+def text_name(s: str) -> str:
+    """A file name or path as text every writer accepts: bytes that were not UTF-8 (kept by
+    Python as surrogate escapes) become U+FFFD. For error rows and labels only; the file
+    itself is opened by its real name."""
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def _fix_str(s: str) -> str:
     try:
         s.encode("utf-8")

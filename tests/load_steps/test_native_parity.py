@@ -10,9 +10,11 @@ fields, order ignored). Inputs:
 * real data: every trial folder of tests/fixtures/harbor, the ATIF fixture tree laid out as
   trial folders (as ``bench_trajectories.lay_out`` does), every fixture file on its own as
   ``agent/trajectory.json``, the fuzz seed tree and the stored fuzz crashers;
-* hand-written edge files (empty, invalid JSON, BOM, NaN, duplicate keys, 1e400, deep
-  nesting, continuations, subagents, multi-step trials, a FIFO, symlink loops, a folder, the
-  size cap, ...);
+* hand-written edge files (empty, invalid JSON, BOM, NaN, duplicate keys, 1e400, lone
+  surrogates, nesting at orjson's limits, float-repr ties, continuation chains and cycles,
+  odd references and labels, subagents, multi-step trials, a FIFO, symlink loops, a folder,
+  the size cap, Unicode tool names / statuses / whitespace, ...), all in one batch, plus
+  odd trials frames and many trials in small groups;
 * a Hypothesis property: random ATIF-ish documents written with orjson, json (indented,
   ASCII or not) or a hand-rolled writer (odd number spellings, escapes, whitespace,
   duplicate keys) as 3-5 trial folders per example.
@@ -749,24 +751,19 @@ def _materialise(td: Path, files: dict[str, Any]) -> None:
             p.write_bytes(orjson.dumps(content))
 
 
-@pytest.mark.parametrize("name", sorted(EDGES))
-def test_edge_file(name: str, tmp_path: Path) -> None:
-    td = tmp_path / "job" / name
-    _materialise(td, EDGES[name])
-    _with_deadline(lambda: both(_trials([td])))
-
-
-#: The edge files batch tests combine: the nesting-depth family is about serialisation, not
-#: batching, and is left to ``test_edge_file``.
-BATCH_EDGES = sorted(n for n in EDGES if not n.startswith("depth_"))
-
-
-def test_all_edge_files_in_one_batch(tmp_path: Path) -> None:
+def _edge_dirs(root: Path, names: list[str]) -> list[Path]:
     dirs = []
-    for name in BATCH_EDGES:
-        td = tmp_path / "job" / name
+    for name in names:
+        td = root / "job" / name
         _materialise(td, EDGES[name])
         dirs.append(td)
+    return dirs
+
+
+def test_edge_files(tmp_path: Path) -> None:
+    """Every edge file as a trial, all in one batch (token columns set, so metrics_mismatch
+    is computed); on a difference, each trial alone, to name the files that differ."""
+    dirs = _edge_dirs(tmp_path, sorted(EDGES))
     n = len(dirs)
     tok = [(None, 100, 0, 7, 2**62)[i % 5] for i in range(n + 2)]
     trials = _trials(
@@ -776,7 +773,16 @@ def test_all_edge_files_in_one_batch(tmp_path: Path) -> None:
         n_cache_tokens=tok[2 : n + 2],
         cost_usd=[(None, 0.25, 1.5)[i % 3] for i in range(n)],
     )
-    _with_deadline(lambda: both(trials))
+    try:
+        _with_deadline(lambda: both(trials))
+    except AssertionError as batch:
+        alone = []
+        for d in dirs:
+            try:
+                _with_deadline(lambda d=d: both(_trials([d])))
+            except AssertionError as e:
+                alone.append(f"--- edge {d.name!r}: {e}")
+        pytest.fail("\n".join(alone) if alone else f"only in the batch: {batch}", pytrace=False)
 
 
 def test_continuation_file_limit(tmp_path: Path) -> None:
@@ -795,15 +801,6 @@ def test_continuation_file_limit(tmp_path: Path) -> None:
     both(_trials([td]))
 
 
-def _edge_dirs(root: Path, names: list[str]) -> list[Path]:
-    dirs = []
-    for name in names:
-        td = root / "job" / name
-        _materialise(td, EDGES[name])
-        dirs.append(td)
-    return dirs
-
-
 # fmt: off
 SAMPLE = [
     "basic", "continuation_chain", "empty", "subagent_by_path", "bad_steps", "multi_step", "jsonl",
@@ -814,9 +811,14 @@ SAMPLE = [
 
 def test_trials_frame_variants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only trial_id / trial_dir given (job_id null), a trailing slash, a relative path, a
-    trial folder that is missing / a file / a symlink, one folder under two trial ids,
-    duplicate trial ids and a non-Harbor row."""
+    trial folder that is missing / a file / a symlink / named with spaces, quotes and
+    non-ASCII letters, one folder under two trial ids, duplicate trial ids, a non-Harbor
+    row."""
     dirs = _edge_dirs(tmp_path, SAMPLE)
+    odd = tmp_path / "jöb x" / "tríal 'q' \u2028\x1c"
+    for name in ("subagent_refs_odd", "continuation_missing", "symlink_loop", "empty"):
+        _materialise(odd / f"odd-{name}", EDGES[name])
+    dirs += sorted(odd.iterdir())
     (tmp_path / "job" / "a-file").write_bytes(b"x")
     (tmp_path / "job" / "linked").symlink_to(dirs[1])
     monkeypatch.chdir(tmp_path)
@@ -850,7 +852,7 @@ def test_trials_frame_variants(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_many_trials_in_small_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Many trials (several extractor threads), and, when the batch module groups trials,
     groups of 7 so that native and Python trials interleave across group borders."""
-    names = BATCH_EDGES
+    names = sorted(EDGES)
     root = tmp_path
     dirs = []
     for rep in range(3):

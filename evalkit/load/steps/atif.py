@@ -146,8 +146,15 @@ def _json_text(v: Any) -> str | None:
         return v
     try:
         return _DUMPS(v).decode()
-    except TypeError:
-        return str(v)
+    except TypeError:  # orjson refuses it (nested deeper than 254 levels): Python's repr
+        try:
+            return str(v)
+        except RecursionError:
+            return NESTED_TOO_DEEP
+
+
+#: Text of a value nested too deeply for orjson and for Python's repr (~1000 levels).
+NESTED_TOO_DEEP = "[value nested too deeply to show]"
 
 
 def add_document(

@@ -70,6 +70,7 @@ class _Ctx:
         self.labels: set[str] = set()
 
     def err(self, path: str, kind: str, msg: str) -> None:
+        path, msg = io.text_name(path), io.text_name(msg)  # names that were not UTF-8
         self.tp.errors.append(
             LoadError(path, "trajectory", kind, msg, self.job_id, self.tp.trial_id)
         )
@@ -99,6 +100,7 @@ class _Ctx:
         return doc
 
     def unique_label(self, label: str) -> str:
+        label = io.text_name(label)
         out, n = label, 1
         while out in self.labels:
             n += 1
@@ -362,7 +364,7 @@ def parse_trial(
         ctx.seen.add(_norm(main))  # as parse_main does for a missing file
     if listing is None or listing.steps is not False:
         for name, p in task_step_files(trial_dir):
-            parse_main(ctx, p, name)
+            parse_main(ctx, p, io.text_name(name))
     if tp.has_trajectory:
         tp.n_turns = tp.n_steps
     else:
