@@ -209,7 +209,7 @@ def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trial
     import pyarrow as pa
 
     lib = _lib_or_raise()
-    buf, arr, n, threads = _paths(dirs, threads, 16)
+    buf, arr, n, threads = _paths(dirs, threads, 64)
     owner = _Handle(lib, lib.ek_trials(buf, arr, n, cap, threads))
     layout = (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS)
     parts = [

@@ -336,13 +336,14 @@ def build_trajectories(
         [new_errors],
     )
     for jd, old in cached.items():
-        stale = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
+        # drop re-parsed trials and trials not asked for; the usual reload (same trials,
+        # nothing changed) filters nothing, so the big text tables are not copied
         job_tids = {rows[i][0] for i in by_job[jd]}
-        keep = {n: old[n].filter(~pl.col("trial_id").is_in(list(stale))) for n in _TABLES}
-        steps_parts.append(_keep(keep["traj_steps"], job_tids))
-        calls_parts.append(_keep(keep["traj_calls"], job_tids))
-        index_parts.append(_keep(keep["traj_index"], job_tids))
-        err_parts.append(_keep(keep["traj_errors"], job_tids))
+        cached_ids = set(old["traj_index"]["trial_id"].to_list())
+        wanted = (cached_ids & job_tids) - parsed_ids
+        parts = (steps_parts, calls_parts, index_parts, err_parts)
+        for name, out in zip(_TABLES, parts, strict=True):
+            out.append(old[name] if wanted == cached_ids else _keep(old[name], wanted))
     if cache:
         for jd in by_job:
             if not jd:
