@@ -32,7 +32,9 @@ from evalkit.load.steps.table import build_trajectories
 FIX = Path(__file__).parents[1] / "fixtures" / "atif"
 
 
-def lay_out(root: Path, rep: int) -> pl.DataFrame:
+def fixture_mains() -> list[list[tuple[Path, str]]]:
+    """Each main ATIF fixture with its continuation / summarization siblings, as
+    (source file, name in agent/) lists; native logs and siblings alone are skipped."""
     mains = []
     for f in sorted(FIX.rglob("*.json")):
         b = f.name
@@ -48,6 +50,11 @@ def lay_out(root: Path, rep: int) -> pl.DataFrame:
             pre = b[: -len("trajectory.json")]
             files += [(g, g.name[len(pre) :]) for g in f.parent.glob(pre + "trajectory.*.json")]
         mains.append(files)
+    return mains
+
+
+def lay_out(root: Path, rep: int) -> pl.DataFrame:
+    mains = fixture_mains()
     rows = []
     for r in range(rep):
         for i, files in enumerate(mains):

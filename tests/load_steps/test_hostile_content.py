@@ -72,3 +72,19 @@ def test_values_nested_deeper_than_any_writer(tmp_path, path_mode):
         mid = '{"a":' + mid + "}"
     (t / "agent" / "trajectory.json").write_text(doc.replace(deep, mid))
     assert _one(t).steps["extra"][0].startswith("{'a': {'a': ")
+
+
+def test_a_failed_extractor_batch_falls_back_to_python(tmp_path, monkeypatch):
+    """If the compiled extractor's result is short (a worker died), every trial of the
+    batch goes through the Python path: same frames, no error."""
+    if not native.available():
+        pytest.skip("compiled extractor not built")
+    t = tmp_path / "t"
+    write_json(t / "agent" / "trajectory.json", atif_doc(_steps(3)))
+    monkeypatch.setenv("EVALKIT_NATIVE", "0")
+    want = _one(t)
+    monkeypatch.setenv("EVALKIT_NATIVE", "1")
+    lib = native._load()
+    monkeypatch.setattr(lib, "ek_rows", lambda *a: -1)
+    got = _one(t)
+    assert got.steps.equals(want.steps) and got.trial_summary.equals(want.trial_summary)

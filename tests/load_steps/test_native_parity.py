@@ -46,6 +46,7 @@ from polars.testing import assert_frame_equal
 
 from evalkit.load.errors import LoadError
 from evalkit.load.steps.table import build_trajectories
+from tests.load_steps.bench_trajectories import fixture_mains
 from tests.load_steps.steps_helpers import ATIF, trials_frame
 
 NATIVE_MODULE = "evalkit.load.steps.native"
@@ -206,21 +207,7 @@ def test_harbor_fixture_trials() -> None:
 def lay_out(root: Path) -> pl.DataFrame:
     """The ATIF fixture tree as trial folders (bench_trajectories.lay_out, rep=1): each main
     trajectory as agent/trajectory.json with its continuation / summarization siblings."""
-    mains = []
-    for f in sorted(ATIF.rglob("*.json")):
-        b = f.name
-        if (
-            "native" in f.parts
-            or ".cont-" in b
-            or ".summarization-" in b
-            or b.endswith(".traces.json")
-        ):
-            continue
-        files = [(f, "trajectory.json")]
-        if b.endswith("trajectory.json"):
-            pre = b[: -len("trajectory.json")]
-            files += [(g, g.name[len(pre) :]) for g in f.parent.glob(pre + "trajectory.*.json")]
-        mains.append(files)
+    mains = fixture_mains()
     dirs = []
     for i, files in enumerate(mains):
         td = root / f"job{i % 3}" / f"trial{i}"

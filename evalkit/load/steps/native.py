@@ -69,34 +69,24 @@ def _load() -> ctypes.CDLL | None:
 
 
 def _declare(lib: ctypes.CDLL) -> None:
-    u64p = ctypes.POINTER(ctypes.c_uint64)
-    lib.ek_trials.restype = ctypes.c_void_p
-    lib.ek_trials.argtypes = [
-        ctypes.c_char_p,
-        u64p,
-        ctypes.c_uint64,
-        ctypes.c_uint64,
-        ctypes.c_uint32,
-    ]
-    lib.ek_probe.restype = ctypes.c_void_p
-    lib.ek_probe.argtypes = [
-        ctypes.c_char_p,
-        u64p,
-        ctypes.c_uint64,
-        ctypes.c_uint32,
-        ctypes.c_uint32,
-    ]
-    lib.ek_parts.restype = ctypes.c_uint32
-    lib.ek_parts.argtypes = [ctypes.c_void_p]
-    lib.ek_rows.restype = ctypes.c_int64
-    lib.ek_rows.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
-    lib.ek_buf.restype = ctypes.c_int32
-    lib.ek_buf.argtypes = [
-        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
-        ctypes.POINTER(ctypes.c_void_p), u64p,
-    ]  # fmt: skip
-    lib.ek_free.restype = None
-    lib.ek_free.argtypes = [ctypes.c_void_p]
+    """Argument and result types of the C ABI (native/atif/src/lib.rs)."""
+    c = ctypes
+    u64p, vp = c.POINTER(c.c_uint64), c.c_void_p
+    batch = [c.c_char_p, u64p, c.c_uint64, c.c_uint64, c.c_uint32]  # paths, offsets, n, x, threads
+    for name, res, args in (
+        ("ek_trials", vp, batch),
+        ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
+        ("ek_parts", c.c_uint32, [vp]),
+        ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
+        (
+            "ek_buf",
+            c.c_int32,
+            [vp, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p],
+        ),
+        ("ek_free", None, [vp]),
+    ):
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
 
 
 def available() -> bool:
@@ -185,7 +175,10 @@ def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple
     lib = _lib_or_raise()
     buf, arr, n, threads = _paths(dirs, threads, 64)
     owner = _Handle(lib, lib.ek_probe(buf, arr, n, 1 if sign else 0, threads))
-    t = _concat([_table(owner, p, 0, PROBE_COLS) for p in range(lib.ek_parts(owner.h))])
+    n_parts = lib.ek_parts(owner.h)
+    if any(lib.ek_rows(owner.h, p, 0) < 0 for p in range(n_parts)):
+        return [None] * n  # a worker died: Python probes everything
+    t = _concat([_table(owner, p, 0, PROBE_COLS) for p in range(n_parts)])
     if t.num_rows != n:  # a worker failed: Python probes everything
         return [None] * n
     out: list[tuple | None] = []
@@ -204,6 +197,19 @@ def _concat(tables: list) -> Any:
     return pa.concat_tables(tables)
 
 
+def _empty(cols: tuple) -> pl.DataFrame:
+    types = {"i": pl.Int64, "f": pl.Float64, "b": pl.Boolean, "s": pl.String}
+    return pl.DataFrame(schema={name: types[k] for name, k in cols})
+
+
+def _all_python(n: int) -> Trials:
+    """Every trial handed to the Python path."""
+    nulls = [pl.lit(None, t).alias(c) for c, t in _empty(TRIAL_COLS).schema.items()]
+    trials = pl.DataFrame({"_": [0] * n}).with_columns(*nulls).drop("_")
+    trials = trials.with_columns(pl.lit(1, pl.Int64).alias("status"))
+    return Trials(trials, _empty(STEP_COLS), _empty(CALL_COLS), [])
+
+
 def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trials:
     """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path)."""
     import pyarrow as pa
@@ -212,15 +218,15 @@ def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trial
     buf, arr, n, threads = _paths(dirs, threads, 64)
     owner = _Handle(lib, lib.ek_trials(buf, arr, n, cap, threads))
     layout = (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS)
-    parts = [
-        [_table(owner, p, t, cols) for t, cols in enumerate(layout)]
-        for p in range(lib.ek_parts(owner.h))
-    ]
+    n_parts = lib.ek_parts(owner.h)
+    if any(lib.ek_rows(owner.h, p, t) < 0 for p in range(n_parts) for t in range(4)):
+        return _all_python(n)  # a worker died (panics are caught per trial: not expected)
+    parts = [[_table(owner, p, t, cols) for t, cols in enumerate(layout)] for p in range(n_parts)]
     steps_t, calls_t, trials_t, errors_t = (
         pa.concat_tables([x[i] for x in parts]) for i in range(4)
     )
     if trials_t.num_rows != n:
-        raise RuntimeError("evalkit native extractor: a worker failed")
+        return _all_python(n)
     errors = list(zip(*(errors_t.column(i).to_pylist() for i in range(4)), strict=True))
     frames = (pl.from_arrow(x) for x in (trials_t, steps_t, calls_t))
     return Trials(*frames, errors)  # type: ignore[arg-type]

@@ -102,34 +102,16 @@ impl<'a> P<'a> {
             return Err(Bad);
         }
         match (node, self.s[self.i]) {
-            (Node::Keys(keys), b'{') => self.object_sel(depth, keys),
-            (Node::Items(item), b'[') => {
-                self.i += 1;
-                let mut out = Vec::new();
-                self.ws();
-                if self.s.get(self.i) == Some(&b']') {
-                    self.i += 1;
-                    return Ok(V::Arr(out));
-                }
-                loop {
-                    self.ws();
-                    out.push(self.sel(depth + 1, item)?);
-                    self.ws();
-                    match self.s.get(self.i) {
-                        Some(b',') => self.i += 1,
-                        Some(b']') => {
-                            self.i += 1;
-                            return Ok(V::Arr(out));
-                        }
-                        _ => return Err(Bad),
-                    }
-                }
-            }
+            (Node::Keys(keys), b'{') => self.object(depth, Some(keys)),
+            (Node::Items(item), b'[') => self.array(depth, item),
             _ => self.value(depth),
         }
     }
 
-    fn object_sel(&mut self, depth: usize, keys: &[(&str, Node)]) -> Result<V<'a>, Bad> {
+    /// An object: every member (`keys` None), or only the listed keys, the others being
+    /// validated and skipped. A repeated key among those kept is refused (orjson keeps
+    /// the last value at the first key's place).
+    fn object(&mut self, depth: usize, keys: Option<&[(&str, Node)]>) -> Result<V<'a>, Bad> {
         self.i += 1;
         let mut out: Vec<(Cow<'a, str>, V<'a>)> = Vec::new();
         self.ws();
@@ -149,11 +131,15 @@ impl<'a> P<'a> {
             }
             self.i += 1;
             self.ws();
-            match keys.iter().find(|(name, _)| *name == k) {
-                Some((_, child)) => {
-                    let v = self.sel(depth + 1, child)?;
-                    if out.iter().any(|(x, _)| *x == k) {
-                        return Err(Bad); // a repeated key we read: orjson keeps the last
+            let child = match keys {
+                None => Some(&Node::All),
+                Some(ks) => ks.iter().find(|(name, _)| *name == k).map(|(_, c)| c),
+            };
+            match child {
+                Some(c) => {
+                    let v = self.sel(depth + 1, c)?;
+                    if keys.is_some() && out.iter().any(|(x, _)| *x == k) {
+                        return Err(Bad);
                     }
                     out.push((k, v));
                 }
@@ -164,7 +150,34 @@ impl<'a> P<'a> {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {
                     self.i += 1;
-                    return Ok(V::Obj(out));
+                    break;
+                }
+                _ => return Err(Bad),
+            }
+        }
+        if keys.is_none() && has_dup(&out) {
+            return Err(Bad);
+        }
+        Ok(V::Obj(out))
+    }
+
+    fn array(&mut self, depth: usize, item: &Node) -> Result<V<'a>, Bad> {
+        self.i += 1;
+        let mut out = Vec::new();
+        self.ws();
+        if self.s.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Ok(V::Arr(out));
+        }
+        loop {
+            self.ws();
+            out.push(self.sel(depth + 1, item)?);
+            self.ws();
+            match self.s.get(self.i) {
+                Some(b',') => self.i += 1,
+                Some(b']') => {
+                    self.i += 1;
+                    return Ok(V::Arr(out));
                 }
                 _ => return Err(Bad),
             }
@@ -220,54 +233,11 @@ impl<'a> P<'a> {
 
     /// Validate a number; it is converted only when it could overflow to infinity.
     fn skip_number(&mut self) -> Result<(), Bad> {
-        let s = self.s;
+        let (end, n) = number_grammar(self.s, self.i)?;
         let start = self.i;
-        let mut j = start;
-        if s[j] == b'-' {
-            j += 1;
-        }
-        let int_start = j;
-        match s.get(j) {
-            Some(b'0') => {
-                j += 1;
-                if matches!(s.get(j), Some(b'0'..=b'9')) {
-                    return Err(Bad);
-                }
-            }
-            Some(b'1'..=b'9') => {
-                while matches!(s.get(j), Some(b'0'..=b'9')) {
-                    j += 1;
-                }
-            }
-            _ => return Err(Bad),
-        }
-        let int_digits = j - int_start;
-        if s.get(j) == Some(&b'.') {
-            j += 1;
-            if !matches!(s.get(j), Some(b'0'..=b'9')) {
-                return Err(Bad);
-            }
-            while matches!(s.get(j), Some(b'0'..=b'9')) {
-                j += 1;
-            }
-        }
-        let mut exp = false;
-        if matches!(s.get(j), Some(b'e') | Some(b'E')) {
-            exp = true;
-            j += 1;
-            if matches!(s.get(j), Some(b'+') | Some(b'-')) {
-                j += 1;
-            }
-            if !matches!(s.get(j), Some(b'0'..=b'9')) {
-                return Err(Bad);
-            }
-            while matches!(s.get(j), Some(b'0'..=b'9')) {
-                j += 1;
-            }
-        }
-        self.i = j;
-        if exp || int_digits > 300 {
-            let f: f64 = self.text[start..j].parse().map_err(|_| Bad)?;
+        self.i = end;
+        if n.exp || n.int_digits > 300 {
+            let f: f64 = self.text[start..end].parse().map_err(|_| Bad)?;
             if !f.is_finite() {
                 return Err(Bad);
             }
@@ -318,8 +288,8 @@ impl<'a> P<'a> {
             return Err(Bad);
         }
         match self.s[self.i] {
-            b'{' => self.object(depth),
-            b'[' => self.array(depth),
+            b'{' => self.object(depth, None),
+            b'[' => self.array(depth, &Node::All),
             b'"' => Ok(V::Str(self.string()?)),
             b't' => self.lit(b"true", V::Bool(true)),
             b'f' => self.lit(b"false", V::Bool(false)),
@@ -335,67 +305,6 @@ impl<'a> P<'a> {
             Ok(v)
         } else {
             Err(Bad)
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Result<V<'a>, Bad> {
-        self.i += 1;
-        let mut out: Vec<(Cow<'a, str>, V<'a>)> = Vec::new();
-        self.ws();
-        if self.s.get(self.i) == Some(&b'}') {
-            self.i += 1;
-            return Ok(V::Obj(out));
-        }
-        loop {
-            self.ws();
-            if self.s.get(self.i) != Some(&b'"') {
-                return Err(Bad);
-            }
-            let k = self.string()?;
-            self.ws();
-            if self.s.get(self.i) != Some(&b':') {
-                return Err(Bad);
-            }
-            self.i += 1;
-            self.ws();
-            let v = self.value(depth + 1)?;
-            out.push((k, v));
-            self.ws();
-            match self.s.get(self.i) {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    break;
-                }
-                _ => return Err(Bad),
-            }
-        }
-        if has_dup(&out) {
-            return Err(Bad);
-        }
-        Ok(V::Obj(out))
-    }
-
-    fn array(&mut self, depth: usize) -> Result<V<'a>, Bad> {
-        self.i += 1;
-        let mut out = Vec::new();
-        self.ws();
-        if self.s.get(self.i) == Some(&b']') {
-            self.i += 1;
-            return Ok(V::Arr(out));
-        }
-        loop {
-            self.ws();
-            out.push(self.value(depth + 1)?);
-            self.ws();
-            match self.s.get(self.i) {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(V::Arr(out));
-                }
-                _ => return Err(Bad),
-            }
         }
     }
 
@@ -471,53 +380,10 @@ impl<'a> P<'a> {
     }
 
     fn number(&mut self) -> Result<V<'a>, Bad> {
-        let s = self.s;
-        let start = self.i;
-        let mut j = start;
-        if s[j] == b'-' {
-            j += 1;
-        }
-        match s.get(j) {
-            Some(b'0') => {
-                j += 1;
-                if matches!(s.get(j), Some(b'0'..=b'9')) {
-                    return Err(Bad);
-                }
-            }
-            Some(b'1'..=b'9') => {
-                while matches!(s.get(j), Some(b'0'..=b'9')) {
-                    j += 1;
-                }
-            }
-            _ => return Err(Bad),
-        }
-        let mut float = false;
-        if s.get(j) == Some(&b'.') {
-            float = true;
-            j += 1;
-            if !matches!(s.get(j), Some(b'0'..=b'9')) {
-                return Err(Bad);
-            }
-            while matches!(s.get(j), Some(b'0'..=b'9')) {
-                j += 1;
-            }
-        }
-        if matches!(s.get(j), Some(b'e') | Some(b'E')) {
-            float = true;
-            j += 1;
-            if matches!(s.get(j), Some(b'+') | Some(b'-')) {
-                j += 1;
-            }
-            if !matches!(s.get(j), Some(b'0'..=b'9')) {
-                return Err(Bad);
-            }
-            while matches!(s.get(j), Some(b'0'..=b'9')) {
-                j += 1;
-            }
-        }
-        let t = &self.text[start..j];
-        self.i = j;
-        if !float {
+        let (end, n) = number_grammar(self.s, self.i)?;
+        let t = &self.text[self.i..end];
+        self.i = end;
+        if !(n.frac || n.exp) {
             if let Ok(i) = t.parse::<i64>() {
                 return Ok(V::Int(i));
             }
@@ -558,6 +424,57 @@ fn special(s: &[u8], mut j: usize) -> usize {
         j += 1;
     }
     j
+}
+
+struct NumShape {
+    int_digits: usize,
+    frac: bool,
+    exp: bool,
+}
+
+/// The end of the JSON number starting at `j` (strict grammar: no leading zeros, digits
+/// after '.' and after the exponent) and its shape.
+fn number_grammar(s: &[u8], mut j: usize) -> Result<(usize, NumShape), Bad> {
+    let digits = |s: &[u8], mut j: usize| {
+        while matches!(s.get(j), Some(b'0'..=b'9')) {
+            j += 1;
+        }
+        j
+    };
+    if s.get(j) == Some(&b'-') {
+        j += 1;
+    }
+    let int_start = j;
+    match s.get(j) {
+        Some(b'0') => {
+            j += 1;
+            if matches!(s.get(j), Some(b'0'..=b'9')) {
+                return Err(Bad);
+            }
+        }
+        Some(b'1'..=b'9') => j = digits(s, j),
+        _ => return Err(Bad),
+    }
+    let mut n = NumShape { int_digits: j - int_start, frac: false, exp: false };
+    if s.get(j) == Some(&b'.') {
+        n.frac = true;
+        if !matches!(s.get(j + 1), Some(b'0'..=b'9')) {
+            return Err(Bad);
+        }
+        j = digits(s, j + 1);
+    }
+    if matches!(s.get(j), Some(b'e') | Some(b'E')) {
+        n.exp = true;
+        j += 1;
+        if matches!(s.get(j), Some(b'+') | Some(b'-')) {
+            j += 1;
+        }
+        if !matches!(s.get(j), Some(b'0'..=b'9')) {
+            return Err(Bad);
+        }
+        j = digits(s, j);
+    }
+    Ok((j, n))
 }
 
 fn hex4(s: &[u8], j: usize) -> Result<u32, Bad> {

@@ -79,24 +79,14 @@ pub unsafe extern "C" fn ek_trials(dirs: *const u8, offs: *const u64, n: u64, ca
     let offs = std::slice::from_raw_parts(offs, n + 1);
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
     let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
-    let t = (threads.max(1) as usize).min(n.max(1));
-    let per = n.div_ceil(t).max(1);
-    let run = |k: usize| {
+    let parts = in_parts(n, threads, |range| {
         let mut o = Out::new();
         let mut buf = Vec::new();
-        for i in (k * per)..((k + 1) * per).min(n) {
+        for i in range {
             one_trial(dir(i), i as i64, cap, &mut o, &mut buf);
         }
         vec![o.steps, o.calls, o.trials, o.errors]
-    };
-    let parts: Vec<Vec<cols::Table>> = if t <= 1 {
-        vec![run(0)]
-    } else {
-        std::thread::scope(|sc| {
-            let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || run(k))).collect();
-            hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
-        })
-    };
+    });
     Box::into_raw(Box::new(Batch { parts }))
 }
 
@@ -110,24 +100,34 @@ pub unsafe extern "C" fn ek_probe(dirs: *const u8, offs: *const u64, n: u64, sig
     let offs = std::slice::from_raw_parts(offs, n + 1);
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
     let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
-    let t = (threads.max(1) as usize).min(n.max(1));
-    let per = n.div_ceil(t).max(1);
-    let run = |k: usize| {
+    let parts = in_parts(n, threads, |range| {
         let mut tb = cols::Table::new(probe::PROBE_KINDS);
-        for i in (k * per)..((k + 1) * per).min(n) {
+        for i in range {
             probe::probe(dir(i), sign != 0, &mut tb);
         }
         vec![tb]
-    };
-    let parts: Vec<Vec<cols::Table>> = if t <= 1 {
-        vec![run(0)]
-    } else {
-        std::thread::scope(|sc| {
-            let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || run(k))).collect();
-            hs.into_iter().map(|h| h.join().unwrap_or_else(|_| vec![cols::Table::new(probe::PROBE_KINDS)])).collect()
-        })
-    };
+    });
     Box::into_raw(Box::new(Batch { parts }))
+}
+
+/// Run `work` over `0..n` split into contiguous ranges, one per thread (at most `threads`);
+/// the parts come back in order. A worker that panicked leaves an empty part (the caller
+/// sees the row count fall short and uses the Python path).
+fn in_parts<F>(n: usize, threads: u32, work: F) -> Vec<Vec<cols::Table>>
+where
+    F: Fn(std::ops::Range<usize>) -> Vec<cols::Table> + Sync,
+{
+    let t = (threads.max(1) as usize).min(n.max(1));
+    let per = n.div_ceil(t).max(1);
+    let range = |k: usize| (k * per)..((k + 1) * per).min(n);
+    if t <= 1 {
+        return vec![work(0..n)];
+    }
+    std::thread::scope(|sc| {
+        let work = &work;
+        let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || work(range(k)))).collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    })
 }
 
 fn table(b: &Batch, part: u32, table: u32) -> Option<&cols::Table> {
