@@ -259,22 +259,7 @@ impl<'a> P<'a> {
                 Some(b'\\') => {
                     match s.get(j + 1) {
                         Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
-                        Some(b'u') => {
-                            let hi = hex4(s, j + 2)?;
-                            j += 6;
-                            if (0xD800..0xDC00).contains(&hi) {
-                                if s.get(j) != Some(&b'\\') || s.get(j + 1) != Some(&b'u') {
-                                    return Err(Bad);
-                                }
-                                let lo = hex4(s, j + 2)?;
-                                if !(0xDC00..0xE000).contains(&lo) {
-                                    return Err(Bad);
-                                }
-                                j += 6;
-                            } else if (0xDC00..0xE000).contains(&hi) {
-                                return Err(Bad);
-                            }
-                        }
+                        Some(b'u') => j = unicode_escape(s, j + 2)?.1,
                         _ => return Err(Bad),
                     }
                 }
@@ -355,24 +340,9 @@ impl<'a> P<'a> {
                 b'r' => buf.push('\r'),
                 b't' => buf.push('\t'),
                 b'u' => {
-                    let hi = hex4(s, j)?;
-                    j += 4;
-                    let cp = if (0xD800..0xDC00).contains(&hi) {
-                        if s.get(j) != Some(&b'\\') || s.get(j + 1) != Some(&b'u') {
-                            return Err(Bad);
-                        }
-                        let lo = hex4(s, j + 2)?;
-                        if !(0xDC00..0xE000).contains(&lo) {
-                            return Err(Bad);
-                        }
-                        j += 6;
-                        0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                    } else if (0xDC00..0xE000).contains(&hi) {
-                        return Err(Bad);
-                    } else {
-                        hi
-                    };
-                    buf.push(char::from_u32(cp).ok_or(Bad)?);
+                    let (c, end) = unicode_escape(s, j)?;
+                    j = end;
+                    buf.push(c);
                 }
                 _ => return Err(Bad),
             }
@@ -475,6 +445,27 @@ fn number_grammar(s: &[u8], mut j: usize) -> Result<(usize, NumShape), Bad> {
         j = digits(s, j);
     }
     Ok((j, n))
+}
+
+/// The character of a `\\u` escape whose four hex digits start at `j` (a surrogate pair
+/// taken together; a lone surrogate is refused, as orjson does) and the index after it.
+fn unicode_escape(s: &[u8], j: usize) -> Result<(char, usize), Bad> {
+    let hi = hex4(s, j)?;
+    let (cp, end) = if (0xD800..0xDC00).contains(&hi) {
+        if s.get(j + 4) != Some(&b'\\') || s.get(j + 5) != Some(&b'u') {
+            return Err(Bad);
+        }
+        let lo = hex4(s, j + 6)?;
+        if !(0xDC00..0xE000).contains(&lo) {
+            return Err(Bad);
+        }
+        (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), j + 10)
+    } else if (0xDC00..0xE000).contains(&hi) {
+        return Err(Bad);
+    } else {
+        (hi, j + 4)
+    };
+    Ok((char::from_u32(cp).ok_or(Bad)?, end))
 }
 
 fn hex4(s: &[u8], j: usize) -> Result<u32, Bad> {
