@@ -88,3 +88,17 @@ def test_a_failed_extractor_batch_falls_back_to_python(tmp_path, monkeypatch):
     monkeypatch.setattr(lib, "ek_rows", lambda *a: -1)
     got = _one(t)
     assert got.steps.equals(want.steps) and got.trial_summary.equals(want.trial_summary)
+
+
+def test_a_library_with_another_column_layout_is_not_used(monkeypatch):
+    """A stale build (the crate changed, setup not re-run) must not be read with the new
+    column layout: evalkit then uses the Python path."""
+    if not native.available():
+        pytest.skip("compiled extractor not built")
+    monkeypatch.setattr(native, "_lib", None)
+    monkeypatch.setattr(native, "_tried", False)
+    monkeypatch.setattr(native, "LAYOUT", native.LAYOUT.replace("|1", "|0"))
+    assert not native.available()
+    monkeypatch.setattr(native, "_tried", False)
+    monkeypatch.undo()
+    assert native.available()

@@ -49,6 +49,15 @@ TRIAL_COLS = (
 ERROR_COLS = (("trial", "i"), ("path", "s"), ("kind", "s"), ("message", "s"))
 PROBE_COLS = (("agent", "s"), ("steps", "i"), ("sig", "s"), ("total", "i"), ("_", "i"))
 
+#: What the library must report from ek_layout (table kinds, then the ABI revision).
+LAYOUT = (
+    "|".join(
+        "".join(k for _, k in cols)
+        for cols in (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS, PROBE_COLS)
+    )
+    + "|1"
+)
+
 _lib: ctypes.CDLL | None = None
 _tried = False
 
@@ -64,6 +73,8 @@ def _load() -> ctypes.CDLL | None:
         _declare(lib)
     except (OSError, AttributeError):  # not built, or a stale build without these symbols
         return None
+    if lib.ek_layout() != LAYOUT.encode():
+        return None  # a stale build writing other columns: the Python path instead
     _lib = lib
     return lib
 
@@ -84,6 +95,7 @@ def _declare(lib: ctypes.CDLL) -> None:
             [vp, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p],
         ),
         ("ek_free", None, [vp]),
+        ("ek_layout", c.c_char_p, []),
     ):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args

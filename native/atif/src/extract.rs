@@ -527,3 +527,20 @@ fn calls<'b>(
     }
     Ok((n as i64, step_obs))
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn layout_string_matches_the_tables() {
+        let want = format!(
+            "{}|{}|{}|{}|{}|1\0",
+            super::STEP_KINDS,
+            super::CALL_KINDS,
+            super::TRIAL_KINDS,
+            super::ERROR_KINDS,
+            crate::probe::PROBE_KINDS
+        );
+        let got = unsafe { std::ffi::CStr::from_ptr(crate::ek_layout() as *const std::ffi::c_char) };
+        assert_eq!(format!("{}\0", got.to_str().unwrap()), want);
+    }
+}

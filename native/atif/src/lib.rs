@@ -130,6 +130,14 @@ where
     })
 }
 
+/// The column layout this build writes (kinds of steps | calls | trials | errors | probe
+/// tables, then an ABI revision): native.py refuses a library whose layout differs from
+/// its own (a stale build after an update), and uses the Python path instead.
+#[no_mangle]
+pub extern "C" fn ek_layout() -> *const u8 {
+    concat!("iisbisssssiiifisbis|iiisbssssssbis|iiiffffs|isss|sisii|1", "\0").as_ptr()
+}
+
 fn table(b: &Batch, part: u32, table: u32) -> Option<&cols::Table> {
     b.parts.get(part as usize)?.get(table as usize)
 }
