@@ -1,17 +1,18 @@
-"""The compiled ATIF extractor (``native/atif``, Rust, no dependencies) behind a ctypes call.
+"""The compiled ATIF extractor (``native/atif``, Rust, no dependencies) behind ctypes calls.
 
-It reads a batch of trajectory files on several threads (outside the GIL) and extracts the
-same values as :func:`evalkit.load.steps.atif.add_document`, as Arrow column buffers. Any
-file it does not cover exactly (unreadable, not strict JSON, not ATIF, embedded subagent
-trajectories, an unusual content part) comes back with status 1 and no rows, and the
-Python path handles it, so the frames never depend on which path ran. The parity tests
-(``tests/load_steps/test_native_parity.py``) compare both paths on every fixture and on
-generated documents.
+``parse_trials`` hands a batch of trial folders to the library, which parses them on one
+thread per core (outside the GIL) exactly as ``steps/extract.py`` + ``steps/atif.py`` would:
+folder listing, continuations, subagents, labels, error rows, every step and call value.
+The result is Arrow column buffers wrapped without a copy (the library memory is freed
+when the last buffer is dropped). A trial the port does not cover exactly comes back
+with status 1 and nothing else: ``steps/batch.py`` gives it to the Python path, so the
+frames never depend on which path ran (``tests/load_steps/test_native_parity.py``).
+``probe`` lists trial folders for the cache signatures the same way.
 
-Built by ``scripts/build_native.sh`` (``cargo build --release --offline``; run by
-``scripts/setup.sh``) into ``evalkit/load/steps/_evalkit_atif.so``. Without it (no Rust
-toolchain) everything works through the Python path, only slower. ``EVALKIT_NATIVE=0``
-forces the Python path.
+Built by ``scripts/build_native.sh`` (run by ``scripts/setup.sh``) into
+``evalkit/load/steps/_evalkit_atif.so``. Without it (no Rust toolchain), or when its column
+layout is not this module's (a stale build), everything goes through the Python path,
+only slower. ``EVALKIT_NATIVE=0`` forces the Python path.
 """
 
 from __future__ import annotations
