@@ -9,35 +9,24 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import pytest
 
 import evalkit
+from tests.deadline import with_deadline
 from tests.fuzz.corpus import JOBS, ROLLOUT_DIR, template
 
 DEADLINE_S = 60
 
 
 def _load_with_deadline(path: Path) -> evalkit.Runs:
-    box: dict = {}
+    def go() -> evalkit.Runs:
+        runs = evalkit.load(path, cache=False, progress=False)
+        _ = runs.steps, runs.tool_calls, runs.findings, runs.load_errors
+        return runs
 
-    def go() -> None:
-        try:
-            runs = evalkit.load(path, cache=False, progress=False)
-            _ = runs.steps, runs.tool_calls, runs.findings, runs.load_errors
-            box["runs"] = runs
-        except BaseException as e:  # reported below
-            box["error"] = e
-
-    th = threading.Thread(target=go, daemon=True)
-    th.start()
-    th.join(DEADLINE_S)
-    assert not th.is_alive(), f"load of {path} still running after {DEADLINE_S} s (blocked?)"
-    if "error" in box:
-        raise box["error"]
-    return box["runs"]
+    return with_deadline(go, DEADLINE_S, f"load of {path}")
 
 
 SPOTS = [

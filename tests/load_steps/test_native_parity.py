@@ -31,7 +31,6 @@ import os
 import random
 import shutil
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -46,6 +45,7 @@ from polars.testing import assert_frame_equal
 
 from evalkit.load.errors import LoadError
 from evalkit.load.steps.table import build_trajectories
+from tests.deadline import with_deadline
 from tests.load_steps.bench_trajectories import fixture_mains
 from tests.load_steps.steps_helpers import ATIF, trials_frame
 
@@ -170,22 +170,8 @@ def both(trials: pl.DataFrame) -> Any:
     return py
 
 
-def _with_deadline(fn: Callable[[], Any], seconds: float = DEADLINE_S) -> Any:
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["r"] = fn()
-        except BaseException as e:
-            box["e"] = e
-
-    th = threading.Thread(target=run, daemon=True)
-    th.start()
-    th.join(seconds)
-    assert not th.is_alive(), f"still running after {seconds} s (hang)"
-    if "e" in box:
-        raise box["e"]
-    return box["r"]
+def _with_deadline(fn: Callable[[], Any]) -> Any:
+    return with_deadline(fn, DEADLINE_S, "build_trajectories")
 
 
 def _trials(dirs: list[Path], **cols: Any) -> pl.DataFrame:
