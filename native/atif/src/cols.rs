@@ -21,24 +21,50 @@ impl Bits {
 }
 
 pub enum Col {
-    Str { valid: Bits, offs: Vec<i64>, data: Vec<u8> },
-    I64 { valid: Bits, vals: Vec<i64> },
-    F64 { valid: Bits, vals: Vec<f64> },
-    Bool { valid: Bits, vals: Bits },
+    Str {
+        valid: Bits,
+        offs: Vec<i64>,
+        data: Vec<u8>,
+    },
+    I64 {
+        valid: Bits,
+        vals: Vec<i64>,
+    },
+    F64 {
+        valid: Bits,
+        vals: Vec<f64>,
+    },
+    Bool {
+        valid: Bits,
+        vals: Bits,
+    },
 }
 
 impl Col {
     pub fn str() -> Col {
-        Col::Str { valid: Bits::default(), offs: vec![0], data: Vec::new() }
+        Col::Str {
+            valid: Bits::default(),
+            offs: vec![0],
+            data: Vec::new(),
+        }
     }
     pub fn i64() -> Col {
-        Col::I64 { valid: Bits::default(), vals: Vec::new() }
+        Col::I64 {
+            valid: Bits::default(),
+            vals: Vec::new(),
+        }
     }
     pub fn f64() -> Col {
-        Col::F64 { valid: Bits::default(), vals: Vec::new() }
+        Col::F64 {
+            valid: Bits::default(),
+            vals: Vec::new(),
+        }
     }
     pub fn bool() -> Col {
-        Col::Bool { valid: Bits::default(), vals: Bits::default() }
+        Col::Bool {
+            valid: Bits::default(),
+            vals: Bits::default(),
+        }
     }
     #[inline]
     pub fn s(&mut self, v: Option<&str>) {
@@ -152,7 +178,10 @@ impl Col {
     /// Drop the last value (a row being rewritten).
     pub fn truncate_last(&mut self) {
         let n = match self {
-            Col::Str { valid, .. } | Col::I64 { valid, .. } | Col::F64 { valid, .. } | Col::Bool { valid, .. } => valid.len,
+            Col::Str { valid, .. }
+            | Col::I64 { valid, .. }
+            | Col::F64 { valid, .. }
+            | Col::Bool { valid, .. } => valid.len,
         };
         self.truncate(n.saturating_sub(1));
     }

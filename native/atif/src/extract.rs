@@ -27,23 +27,43 @@ static STEP: Node = Keys(&[
     ("timestamp", All),
     (
         "metrics",
-        Keys(&[("prompt_tokens", All), ("completion_tokens", All), ("cached_tokens", All), ("cost_usd", All)]),
+        Keys(&[
+            ("prompt_tokens", All),
+            ("completion_tokens", All),
+            ("cached_tokens", All),
+            ("cost_usd", All),
+        ]),
     ),
     ("is_copied_context", All),
     ("llm_call_count", All),
     ("extra", All),
-    ("tool_calls", Items(&Keys(&[("tool_call_id", All), ("function_name", All), ("arguments", All), ("extra", All)]))),
+    (
+        "tool_calls",
+        Items(&Keys(&[
+            ("tool_call_id", All),
+            ("function_name", All),
+            ("arguments", All),
+            ("extra", All),
+        ])),
+    ),
     (
         "observation",
         Keys(&[(
             "results",
-            Items(&Keys(&[("source_call_id", All), ("content", All), ("extra", All), ("subagent_trajectory_ref", All)])),
+            Items(&Keys(&[
+                ("source_call_id", All),
+                ("content", All),
+                ("extra", All),
+                ("subagent_trajectory_ref", All),
+            ])),
         )]),
     ),
 ]);
-use crate::ser::{dumps, to_string, TooDeep};
+use crate::ser::{dumps, TooDeep};
 
 use crate::shell::{shell_command, structured_signals};
+use crate::sniff::{is_atif, version};
+use crate::text::{joined, json_text, text_of};
 
 pub struct Fallback;
 
@@ -144,163 +164,6 @@ impl From<TooDeep> for Fallback {
     }
 }
 
-/// `_json_text`: None, the string itself, or orjson text.
-fn json_text(v: Option<&V>) -> Result<Option<String>, Fallback> {
-    Ok(match v {
-        None | Some(V::Null) => None,
-        Some(V::Str(s)) => Some(s.to_string()),
-        Some(x) => Some(to_string(x)?),
-    })
-}
-
-/// `content_text` for a non-string, non-null content.
-fn content_text(c: &V) -> Result<String, Fallback> {
-    let V::Arr(parts) = c else {
-        return Ok(to_string(c)?);
-    };
-    let mut out: Vec<String> = Vec::with_capacity(parts.len());
-    for p in parts {
-        match p {
-            V::Str(s) => out.push(s.to_string()),
-            V::Obj(_) => {
-                let t = p.get("type");
-                let t_none = matches!(t, None | Some(V::Null));
-                let is_text = matches!(t, Some(V::Str(s)) if s == "text")
-                    || (t_none && matches!(p.get("text"), Some(V::Str(_))));
-                if is_text {
-                    out.push(p.get("text").and_then(|x| x.as_str()).unwrap_or("").to_string());
-                    continue;
-                }
-                let tname = match t {
-                    None | Some(V::Null) => "None",
-                    Some(V::Str(s)) => s.as_ref(),
-                    _ => return Err(Fallback),
-                };
-                let src = p.get("source").filter(|s| s.is_obj());
-                let mut path = src.and_then(|s| s.get("path")).filter(|x| !matches!(x, V::Null));
-                if path.is_none() {
-                    if let Some(s) = src {
-                        path = match s.get("url") {
-                            Some(u) if u.truthy() => Some(u),
-                            _ => s.get("media_type").filter(|x| !matches!(x, V::Null)),
-                        };
-                    }
-                }
-                match path {
-                    None => out.push(format!("[{tname}]")),
-                    Some(V::Str(ps)) => out.push(format!("[{tname}: {ps}]")),
-                    Some(_) => return Err(Fallback),
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(out.join("\n"))
-}
-
-/// `c if type(c) is str or c is None else content_text(c)`.
-fn text_of<'b>(v: Option<&'b V>) -> Result<Option<Cow<'b, str>>, Fallback> {
-    match v {
-        None | Some(V::Null) => Ok(None),
-        Some(V::Str(s)) => Ok(Some(Cow::Borrowed(s.as_ref()))),
-        Some(x) => content_text(x).map(|t| Some(Cow::Owned(t))),
-    }
-}
-
-fn joined<'b>(mut parts: Vec<Cow<'b, str>>) -> Cow<'b, str> {
-    if parts.len() == 1 {
-        parts.pop().unwrap_or_default()
-    } else {
-        Cow::Owned(parts.join("\n"))
-    }
-}
-
-fn version(sv: Option<&V>) -> Result<Option<(i64, i64)>, Fallback> {
-    let Some(V::Str(s)) = sv else { return Ok(None) };
-    if !s.is_ascii() {
-        return Err(Fallback); // Python's \d also matches non-ASCII digits
-    }
-    let Some(rest) = s.strip_prefix("ATIF-v") else { return Ok(None) };
-    let num = |t: &str| -> (Option<i64>, usize) {
-        let n = t.bytes().take_while(|c| c.is_ascii_digit()).count();
-        if n == 0 {
-            return (None, 0);
-        }
-        let v = t[..n].bytes().fold(0i64, |a, c| a.saturating_mul(10).saturating_add((c - b'0') as i64));
-        (Some(v), n)
-    };
-    let (maj, n) = num(rest);
-    let Some(maj) = maj else { return Ok(None) };
-    let Some(rest) = rest[n..].strip_prefix('.') else { return Ok(None) };
-    match num(rest).0 {
-        Some(min) => Ok(Some((maj, min))),
-        None => Ok(None),
-    }
-}
-
-/// atif.sniff's test: a dict whose schema_version starts with 'ATIF-', or without a
-/// schema_version but with a steps list and an agent dict.
-pub fn is_atif(doc: &V) -> bool {
-    if !doc.is_obj() {
-        return false;
-    }
-    match doc.get("schema_version") {
-        Some(V::Str(s)) => s.starts_with("ATIF-"),
-        None | Some(V::Null) => {
-            matches!(doc.get("steps"), Some(V::Arr(_))) && matches!(doc.get("agent"), Some(V::Obj(_)))
-        }
-        _ => false,
-    }
-}
-
-fn sorted_keys(o: &[(Cow<str>, V)]) -> Vec<String> {
-    let mut k: Vec<String> = o.iter().map(|(k, _)| k.to_string()).collect();
-    k.sort();
-    k
-}
-
-/// atif.sniff's description of a non-ATIF document (fully parsed), or None when this port
-/// cannot reproduce it (a schema_version whose Python repr it does not write).
-pub fn sniff(doc: &V) -> Option<String> {
-    match doc {
-        V::Obj(o) => {
-            let sv = match doc.get("schema_version") {
-                None | Some(V::Null) => "None".to_string(),
-                Some(V::Str(s)) => crate::trial::py_repr(s).ok()?,
-                Some(V::Int(i)) => i.to_string(),
-                Some(V::UInt(u)) => u.to_string(),
-                Some(V::Bool(b)) => (if *b { "True" } else { "False" }).to_string(),
-                _ => return None,
-            };
-            let keys = sorted_keys(o);
-            let head = keys.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
-            let head = if head.is_empty() { "(none)".to_string() } else { head };
-            Some(format!("a JSON object with keys {head} (schema_version {sv})"))
-        }
-        V::Arr(a) => match a.iter().find_map(|x| if let V::Obj(o) = x { Some(o) } else { None }) {
-            Some(first) => {
-                let keys = sorted_keys(first);
-                let has = |set: &[&str]| set.iter().all(|k| keys.iter().any(|x| x == k));
-                let hint = if has(&["episode", "prompt", "response"]) {
-                    " (an episode log, e.g. terminus-2-skills)"
-                } else if has(&["command", "output", "return_code"]) {
-                    " (a command log, e.g. Harbor's oracle)"
-                } else {
-                    ""
-                };
-                let head = keys.iter().take(8).cloned().collect::<Vec<_>>().join(", ");
-                Some(format!("a JSON list of {} items with keys {head}{hint}", a.len()))
-            }
-            None => Some(format!("a JSON list of {} items", a.len())),
-        },
-        V::Str(_) => Some("a JSON str".into()),
-        V::Int(_) | V::UInt(_) => Some("a JSON int".into()),
-        V::Float(_) => Some("a JSON float".into()),
-        V::Bool(_) => Some("a JSON bool".into()),
-        V::Null => Some("a JSON NoneType".into()),
-    }
-}
-
 /// Extract one document into `out` (rows + one docs row); on `Fallback` nothing is added.
 pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback> {
     if !is_atif(doc) {
@@ -314,7 +177,10 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
     }
     let ver = version(sv)?;
     let old_prompt = matches!(ver, Some(v) if v < (1, 2));
-    let agent_model = doc.get("agent").and_then(|a| a.get("model_name")).and_then(|m| m.as_str());
+    let agent_model = doc
+        .get("agent")
+        .and_then(|a| a.get("model_name"))
+        .and_then(|m| m.as_str());
     let steps: &[V] = match doc.get("steps") {
         Some(V::Arr(a)) => a,
         _ => &[],
@@ -388,7 +254,10 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
         out.calls.rollback(cm);
         return Err(Fallback);
     }
-    let cref = doc.get("continued_trajectory_ref").and_then(|x| x.as_str()).filter(|x| !x.is_empty());
+    let cref = doc
+        .get("continued_trajectory_ref")
+        .and_then(|x| x.as_str())
+        .filter(|x| !x.is_empty());
     let fmv = doc.get("final_metrics").filter(|x| x.is_obj());
     // frames.final_totals over this one document (_num: ints and finite floats, not bools)
     let tot = |k: &str| float_val(fmv.and_then(|f| f.get(k))).map(|x| 0.0 + x); // (None or 0) + v
@@ -409,7 +278,11 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
 }
 
 fn results<'a, 'b>(s: &'b V<'a>) -> &'b [V<'a>] {
-    match s.get("observation").filter(|o| o.is_obj()).and_then(|o| o.get("results")) {
+    match s
+        .get("observation")
+        .filter(|o| o.is_obj())
+        .and_then(|o| o.get("results"))
+    {
         Some(V::Arr(r)) => r,
         _ => &[],
     }
@@ -433,15 +306,24 @@ fn calls<'b>(
 ) -> Result<(i64, Option<Cow<'b, str>>), Fallback> {
     let calls = call_list(s);
     let res = results(s);
-    let ids: Vec<&str> = calls.iter().filter_map(|c| c.get("tool_call_id").and_then(|x| x.as_str())).collect();
+    let ids: Vec<&str> = calls
+        .iter()
+        .filter_map(|c| c.get("tool_call_id").and_then(|x| x.as_str()))
+        .collect();
     let mut by_call: Vec<(&str, Vec<Cow<str>>)> = Vec::new();
     let mut res_extra: Vec<(&str, Vec<&V>)> = Vec::new();
     let mut step_level: Vec<Cow<str>> = Vec::new();
     for r in res.iter().filter(|r| r.is_obj()) {
         if let Some(rf) = r.get("subagent_trajectory_ref").filter(|x| x.truthy()) {
             let item = |x: &V| RefItem {
-                path: x.get("trajectory_path").and_then(|p| p.as_str()).map(str::to_string),
-                id: x.get("trajectory_id").and_then(|p| p.as_str()).map(str::to_string),
+                path: x
+                    .get("trajectory_path")
+                    .and_then(|p| p.as_str())
+                    .map(str::to_string),
+                id: x
+                    .get("trajectory_id")
+                    .and_then(|p| p.as_str())
+                    .map(str::to_string),
             };
             match rf {
                 V::Arr(a) => refs.extend(a.iter().filter(|x| x.is_obj()).map(item)),
@@ -473,22 +355,31 @@ fn calls<'b>(
             }
         }
     }
-    let step_obs = if step_level.is_empty() { None } else { Some(joined(step_level)) };
+    let step_obs = if step_level.is_empty() {
+        None
+    } else {
+        Some(joined(step_level))
+    };
     let n = calls.len();
     let mut buf = String::new();
     for (ci, c) in calls.iter().enumerate() {
         let cid = c.get("tool_call_id").and_then(|x| x.as_str());
         let fname = c.get("function_name").and_then(|x| x.as_str());
         let args = c.get("arguments");
-        let texts = cid.and_then(|id| by_call.iter().find(|(k, _)| *k == id)).map(|(_, v)| v);
+        let texts = cid
+            .and_then(|id| by_call.iter().find(|(k, _)| *k == id))
+            .map(|(_, v)| v);
         let (obs, osrc): (Option<Cow<str>>, Option<&str>) = match texts {
             Some(t) => (Some(joined(t.clone())), Some("call_id")),
             None if n == 1 && step_obs.is_some() => (step_obs.clone(), Some("step")),
             None => (None, None),
         };
         let cx = c.get("extra");
-        let rx = cid.and_then(|id| res_extra.iter().find(|(k, _)| *k == id)).map(|(_, v)| v);
-        let (s_err, s_exit) = if cx.is_some_and(|x| x.truthy()) || rx.is_some_and(|v| !v.is_empty()) {
+        let rx = cid
+            .and_then(|id| res_extra.iter().find(|(k, _)| *k == id))
+            .map(|(_, v)| v);
+        let (s_err, s_exit) = if cx.is_some_and(|x| x.truthy()) || rx.is_some_and(|v| !v.is_empty())
+        {
             let mut ex: Vec<&V> = Vec::new();
             if let Some(x) = cx {
                 ex.push(x);
@@ -540,7 +431,8 @@ mod tests {
             super::ERROR_KINDS,
             crate::probe::PROBE_KINDS
         );
-        let got = unsafe { std::ffi::CStr::from_ptr(crate::ek_layout() as *const std::ffi::c_char) };
+        let got =
+            unsafe { std::ffi::CStr::from_ptr(crate::ek_layout() as *const std::ffi::c_char) };
         assert_eq!(format!("{}\0", got.to_str().unwrap()), want);
     }
 }

@@ -7,6 +7,7 @@
 //! such documents to the Python path). Integers follow orjson: within [i64::MIN, u64::MAX]
 //! they are integers, outside they are floats.
 
+use crate::scan::{has_dup, number_grammar, special, unicode_escape};
 use std::borrow::Cow;
 
 pub const MAX_DEPTH: usize = 512;
@@ -76,7 +77,11 @@ struct P<'a> {
 /// parts `node` asks for; the rest is validated as strictly.
 pub fn parse_sel<'a>(bytes: &'a [u8], node: &Node) -> Result<V<'a>, Bad> {
     let text = std::str::from_utf8(bytes).map_err(|_| Bad)?;
-    let mut p = P { s: bytes, text, i: 0 };
+    let mut p = P {
+        s: bytes,
+        text,
+        i: 0,
+    };
     p.ws();
     let v = p.sel(0, node)?;
     p.ws();
@@ -256,13 +261,11 @@ impl<'a> P<'a> {
                     self.i = j + 1;
                     return Ok(());
                 }
-                Some(b'\\') => {
-                    match s.get(j + 1) {
-                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
-                        Some(b'u') => j = unicode_escape(s, j + 2)?.1,
-                        _ => return Err(Bad),
-                    }
-                }
+                Some(b'\\') => match s.get(j + 1) {
+                    Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+                    Some(b'u') => j = unicode_escape(s, j + 2)?.1,
+                    _ => return Err(Bad),
+                },
                 Some(_) => return Err(Bad), // a raw control character
             }
         }
@@ -367,136 +370,4 @@ impl<'a> P<'a> {
         }
         Ok(V::Float(f))
     }
-}
-
-/// Index of the first '"', '\\' or control byte at or after `j` (s.len() when none);
-/// eight bytes at a time.
-#[inline]
-fn special(s: &[u8], mut j: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    while j + 8 <= s.len() {
-        let w = u64::from_le_bytes(s[j..j + 8].try_into().unwrap());
-        let q = w ^ (ONES * b'"' as u64);
-        let b = w ^ (ONES * b'\\' as u64);
-        let m = (q.wrapping_sub(ONES) & !q) | (b.wrapping_sub(ONES) & !b) | (w.wrapping_sub(ONES * 0x20) & !w);
-        let m = m & HIGH;
-        if m != 0 {
-            return j + (m.trailing_zeros() / 8) as usize;
-        }
-        j += 8;
-    }
-    while j < s.len() {
-        let c = s[j];
-        if c == b'"' || c == b'\\' || c < 0x20 {
-            return j;
-        }
-        j += 1;
-    }
-    j
-}
-
-struct NumShape {
-    int_digits: usize,
-    frac: bool,
-    exp: bool,
-}
-
-/// The end of the JSON number starting at `j` (strict grammar: no leading zeros, digits
-/// after '.' and after the exponent) and its shape.
-fn number_grammar(s: &[u8], mut j: usize) -> Result<(usize, NumShape), Bad> {
-    let digits = |s: &[u8], mut j: usize| {
-        while matches!(s.get(j), Some(b'0'..=b'9')) {
-            j += 1;
-        }
-        j
-    };
-    if s.get(j) == Some(&b'-') {
-        j += 1;
-    }
-    let int_start = j;
-    match s.get(j) {
-        Some(b'0') => {
-            j += 1;
-            if matches!(s.get(j), Some(b'0'..=b'9')) {
-                return Err(Bad);
-            }
-        }
-        Some(b'1'..=b'9') => j = digits(s, j),
-        _ => return Err(Bad),
-    }
-    let mut n = NumShape { int_digits: j - int_start, frac: false, exp: false };
-    if s.get(j) == Some(&b'.') {
-        n.frac = true;
-        if !matches!(s.get(j + 1), Some(b'0'..=b'9')) {
-            return Err(Bad);
-        }
-        j = digits(s, j + 1);
-    }
-    if matches!(s.get(j), Some(b'e') | Some(b'E')) {
-        n.exp = true;
-        j += 1;
-        if matches!(s.get(j), Some(b'+') | Some(b'-')) {
-            j += 1;
-        }
-        if !matches!(s.get(j), Some(b'0'..=b'9')) {
-            return Err(Bad);
-        }
-        j = digits(s, j);
-    }
-    Ok((j, n))
-}
-
-/// The character of a `\\u` escape whose four hex digits start at `j` (a surrogate pair
-/// taken together; a lone surrogate is refused, as orjson does) and the index after it.
-fn unicode_escape(s: &[u8], j: usize) -> Result<(char, usize), Bad> {
-    let hi = hex4(s, j)?;
-    let (cp, end) = if (0xD800..0xDC00).contains(&hi) {
-        if s.get(j + 4) != Some(&b'\\') || s.get(j + 5) != Some(&b'u') {
-            return Err(Bad);
-        }
-        let lo = hex4(s, j + 6)?;
-        if !(0xDC00..0xE000).contains(&lo) {
-            return Err(Bad);
-        }
-        (0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00), j + 10)
-    } else if (0xDC00..0xE000).contains(&hi) {
-        return Err(Bad);
-    } else {
-        (hi, j + 4)
-    };
-    Ok((char::from_u32(cp).ok_or(Bad)?, end))
-}
-
-fn hex4(s: &[u8], j: usize) -> Result<u32, Bad> {
-    let h = s.get(j..j + 4).ok_or(Bad)?;
-    let mut v = 0u32;
-    for &c in h {
-        v = v * 16
-            + match c {
-                b'0'..=b'9' => (c - b'0') as u32,
-                b'a'..=b'f' => (c - b'a' + 10) as u32,
-                b'A'..=b'F' => (c - b'A' + 10) as u32,
-                _ => return Err(Bad),
-            };
-    }
-    Ok(v)
-}
-
-fn has_dup(o: &[(Cow<'_, str>, V<'_>)]) -> bool {
-    if o.len() < 2 {
-        return false;
-    }
-    if o.len() <= 24 {
-        for a in 1..o.len() {
-            for b in 0..a {
-                if o[a].0 == o[b].0 {
-                    return true;
-                }
-            }
-        }
-        return false;
-    }
-    let mut seen = std::collections::HashSet::with_capacity(o.len());
-    o.iter().any(|(k, _)| !seen.insert(k.as_ref()))
 }

@@ -9,9 +9,13 @@
 mod cols;
 mod extract;
 mod json;
+mod paths;
 mod probe;
+mod scan;
 mod ser;
 mod shell;
+mod sniff;
+mod text;
 mod trial;
 
 use extract::Out;
@@ -31,7 +35,11 @@ pub struct Batch {
 /// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
 /// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
 pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new().read(true).custom_flags(O_NONBLOCK).open(OsStr::from_bytes(path)) else {
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(OsStr::from_bytes(path))
+    else {
         return false;
     };
     let Ok(md) = f.metadata() else { return false };
@@ -47,7 +55,12 @@ pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
 }
 
 fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
-    let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark(), out.trials.mark());
+    let marks = (
+        out.steps.mark(),
+        out.calls.mark(),
+        out.errors.mark(),
+        out.trials.mark(),
+    );
     let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out, buf)));
     if ok.is_err() {
         out.steps.rollback(marks.0);
@@ -72,7 +85,13 @@ fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
 /// # Safety
 /// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
 #[no_mangle]
-pub unsafe extern "C" fn ek_trials(dirs: *const u8, offs: *const u64, n: u64, cap: u64, threads: u32) -> *mut Batch {
+pub unsafe extern "C" fn ek_trials(
+    dirs: *const u8,
+    offs: *const u64,
+    n: u64,
+    cap: u64,
+    threads: u32,
+) -> *mut Batch {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| std::panic::set_hook(Box::new(|_| {})));
     let n = n as usize;
@@ -95,7 +114,13 @@ pub unsafe extern "C" fn ek_trials(dirs: *const u8, offs: *const u64, n: u64, ca
 /// # Safety
 /// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
 #[no_mangle]
-pub unsafe extern "C" fn ek_probe(dirs: *const u8, offs: *const u64, n: u64, sign: u32, threads: u32) -> *mut Batch {
+pub unsafe extern "C" fn ek_probe(
+    dirs: *const u8,
+    offs: *const u64,
+    n: u64,
+    sign: u32,
+    threads: u32,
+) -> *mut Batch {
     let n = n as usize;
     let offs = std::slice::from_raw_parts(offs, n + 1);
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
@@ -126,7 +151,9 @@ where
     std::thread::scope(|sc| {
         let work = &work;
         let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || work(range(k)))).collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     })
 }
 
@@ -135,7 +162,11 @@ where
 /// its own (a stale build after an update), and uses the Python path instead.
 #[no_mangle]
 pub extern "C" fn ek_layout() -> *const u8 {
-    concat!("iisbisssssiiifisbis|iiisbssssssbis|iiiffffs|isss|sisii|1", "\0").as_ptr()
+    concat!(
+        "iisbisssssiiifisbis|iiisbssssssbis|iiiffffs|isss|sisii|1",
+        "\0"
+    )
+    .as_ptr()
 }
 
 fn table(b: &Batch, part: u32, table: u32) -> Option<&cols::Table> {
@@ -163,8 +194,18 @@ pub unsafe extern "C" fn ek_rows(b: *const Batch, p: u32, t: u32) -> i64 {
 /// # Safety
 /// `b` must come from `ek_parse` and not be freed; `ptr` and `len` must be writable.
 #[no_mangle]
-pub unsafe extern "C" fn ek_buf(b: *const Batch, p: u32, t: u32, c: u32, which: u32, ptr: *mut *const u8, len: *mut u64) -> i32 {
-    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else { return -1 };
+pub unsafe extern "C" fn ek_buf(
+    b: *const Batch,
+    p: u32,
+    t: u32,
+    c: u32,
+    which: u32,
+    ptr: *mut *const u8,
+    len: *mut u64,
+) -> i32 {
+    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else {
+        return -1;
+    };
     match col.buf(which) {
         Some((q, l)) => {
             *ptr = q;
@@ -183,4 +224,3 @@ pub unsafe extern "C" fn ek_free(b: *mut Batch) {
         drop(Box::from_raw(b));
     }
 }
-

@@ -3,6 +3,7 @@
 //! `name:size:mtime_ns|...` of every file in `agent/` and `steps/*/agent/`.
 
 use crate::cols::Table;
+use crate::paths::join;
 use std::ffi::OsStr;
 use std::fs;
 use std::io::ErrorKind;
@@ -12,13 +13,6 @@ use std::os::unix::fs::MetadataExt;
 /// agent names ('\0'-joined; null = unknown), steps (1/0/null), signature (null: Python
 /// must probe this folder), total bytes, reserved.
 pub const PROBE_KINDS: &str = "sisii";
-
-fn join(a: &[u8], b: &[u8]) -> Vec<u8> {
-    let mut p = a.to_vec();
-    p.push(b'/');
-    p.extend_from_slice(b);
-    p
-}
 
 fn os(p: &[u8]) -> &OsStr {
     OsStr::from_bytes(p)
@@ -87,7 +81,10 @@ pub fn probe(dir: &[u8], sign: bool, t: &mut Table) {
     let mut dirs: Vec<(Vec<u8>, Vec<u8>)> = vec![(Vec::new(), adir)];
     let steps = match list(&sdir) {
         Ok(v) => {
-            let mut names: Vec<Vec<u8>> = v.iter().map(|e| e.file_name().as_bytes().to_vec()).collect();
+            let mut names: Vec<Vec<u8>> = v
+                .iter()
+                .map(|e| e.file_name().as_bytes().to_vec())
+                .collect();
             names.sort();
             for n in names {
                 let mut pre = n.clone();
@@ -128,7 +125,11 @@ pub fn probe(dir: &[u8], sign: bool, t: &mut Table) {
         }
     }
     parts.sort();
-    let sig = if parts.is_empty() { b"-".to_vec() } else { parts.join(&b'|') };
+    let sig = if parts.is_empty() {
+        b"-".to_vec()
+    } else {
+        parts.join(&b'|')
+    };
     if agent.as_deref().is_some_and(|b| utf8(b).is_none()) || utf8(&sig).is_none() {
         return null_row(t);
     }

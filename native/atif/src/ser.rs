@@ -159,11 +159,19 @@ fn even_tie(v: f64, digits: &mut String, exp: i32) {
     let p = exp - (digits.len() as i32 - 1); // decimal position of the last digit
     let bits = v.to_bits();
     let (be, bm) = (((bits >> 52) & 0x7ff) as i32, bits & ((1u64 << 52) - 1));
-    let (m, e) = if be == 0 { (bm, -1074) } else { (bm | (1u64 << 52), be - 1075) };
+    let (m, e) = if be == 0 {
+        (bm, -1074)
+    } else {
+        (bm | (1u64 << 52), be - 1075)
+    };
     // t = 2v / 10^p must be an odd integer for a tie (v = (t/2) * 10^p)
     let t: Option<u128> = if p < 0 {
-        let Some(scale) = 10u128.checked_pow((-p) as u32) else { return };
-        let Some(x) = (2 * m as u128).checked_mul(scale) else { return };
+        let Some(scale) = 10u128.checked_pow((-p) as u32) else {
+            return;
+        };
+        let Some(x) = (2 * m as u128).checked_mul(scale) else {
+            return;
+        };
         if e >= 0 {
             return; // 2v * 10^-p is even
         }
@@ -186,7 +194,9 @@ fn even_tie(v: f64, digits: &mut String, exp: i32) {
             }
             (m >> sh) as u128
         };
-        let Some(scale) = 10u128.checked_pow(p as u32) else { return };
+        let Some(scale) = 10u128.checked_pow(p as u32) else {
+            return;
+        };
         if y % scale != 0 {
             return;
         }

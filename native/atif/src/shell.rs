@@ -5,25 +5,86 @@
 use crate::json::V;
 
 const SHELL_TOOL_NAMES: &[&str] = &[
-    "bash", "sh", "zsh", "shell", "terminal", "cmd", "powershell",
-    "executecommand", "runshellcommand", "runcommand", "execcommand", "executebash",
-    "bashcommand", "localshell", "shellcommand", "runterminalcmd", "runterminalcommand",
-    "terminalcommand", "tmuxsendkeys", "sendkeys", "runbash", "bashtool", "exec",
-    "execute", "runshell", "containerexec", "terminalinput", "executeshell",
-    "shellexec", "runinterminal", "sandboxexec", "run",
+    "bash",
+    "sh",
+    "zsh",
+    "shell",
+    "terminal",
+    "cmd",
+    "powershell",
+    "executecommand",
+    "runshellcommand",
+    "runcommand",
+    "execcommand",
+    "executebash",
+    "bashcommand",
+    "localshell",
+    "shellcommand",
+    "runterminalcmd",
+    "runterminalcommand",
+    "terminalcommand",
+    "tmuxsendkeys",
+    "sendkeys",
+    "runbash",
+    "bashtool",
+    "exec",
+    "execute",
+    "runshell",
+    "containerexec",
+    "terminalinput",
+    "executeshell",
+    "shellexec",
+    "runinterminal",
+    "sandboxexec",
+    "run",
 ];
-const COMMAND_ARG_KEYS: &[&str] = &["command", "cmd", "keystrokes", "script", "commands", "input"];
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/zsh"];
+const COMMAND_ARG_KEYS: &[&str] = &[
+    "command",
+    "cmd",
+    "keystrokes",
+    "script",
+    "commands",
+    "input",
+];
+const SHELLS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "/bin/bash",
+    "/bin/sh",
+    "/usr/bin/bash",
+    "/bin/zsh",
+];
 const SHELL_C_FLAGS: &[&str] = &["-c", "-lc", "-ic", "-lic", "-cl"];
 const ERR_TRUE_STATUS: &[&str] = &["error", "failed", "failure", "errored"];
 const ERR_FALSE_STATUS: &[&str] = &["success", "succeeded", "ok"];
-const EXIT_KEYS: &[&str] =
-    &["exit_code", "exitCode", "return_code", "returncode", "exit_status", "exitStatus"];
-const NESTED: &[&str] =
-    &["tool_result_metadata", "metadata", "raw_tool_result", "tool_use_result", "result"];
+const EXIT_KEYS: &[&str] = &[
+    "exit_code",
+    "exitCode",
+    "return_code",
+    "returncode",
+    "exit_status",
+    "exitStatus",
+];
+const NESTED: &[&str] = &[
+    "tool_result_metadata",
+    "metadata",
+    "raw_tool_result",
+    "tool_use_result",
+    "result",
+];
 const SIGNAL_KEYS: &[&str] = &[
-    "is_error", "isError", "success", "error", "status",
-    "exit_code", "exitCode", "return_code", "returncode", "exit_status", "exitStatus",
+    "is_error",
+    "isError",
+    "success",
+    "error",
+    "status",
+    "exit_code",
+    "exitCode",
+    "return_code",
+    "returncode",
+    "exit_status",
+    "exitStatus",
 ];
 
 /// Python's `str.isspace` for one character.
@@ -54,7 +115,11 @@ pub fn normalise_tool_name(name: &str) -> String {
             i += 1;
         }
     }
-    name[last..].to_lowercase().chars().filter(|c| !matches!(c, '_' | '-' | ' ')).collect()
+    name[last..]
+        .to_lowercase()
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' '))
+        .collect()
 }
 
 pub fn is_shell_tool(name: Option<&str>) -> bool {
@@ -70,7 +135,11 @@ fn shlex_quote(s: &str, out: &mut String) {
         return;
     }
     let safe = s.bytes().all(|c| {
-        c.is_ascii_alphanumeric() || matches!(c, b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-')
+        c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-'
+            )
     });
     if safe {
         out.push_str(s);

@@ -6,8 +6,11 @@
 //! strict ATIF JSON, embedded subagent trajectories, names or references with characters
 //! whose Python repr this port does not reproduce.
 
-use crate::extract::{document, is_atif, sniff, DocInfo, Out, Place, RefItem};
+use crate::extract::{document, DocInfo, Out, Place, RefItem};
 use crate::json::{parse_sel, Node};
+use crate::paths::{basename, cont_number, dirname, join, normpath, prefix_of, resolve, sub_label};
+use crate::sniff::{is_atif, sniff};
+use crate::text::py_repr;
 use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
@@ -19,126 +22,8 @@ const MAX_DEPTH: usize = 4; // extract._MAX_DEPTH
 
 pub struct Bail;
 
-/// posixpath.normpath on bytes.
-pub fn normpath(p: &[u8]) -> Vec<u8> {
-    if p.is_empty() {
-        return b".".to_vec();
-    }
-    let mut lead = if p.starts_with(b"/") { 1 } else { 0 };
-    if p.starts_with(b"//") && !p.starts_with(b"///") {
-        lead = 2;
-    }
-    let mut out: Vec<&[u8]> = Vec::new();
-    for c in p.split(|b| *b == b'/') {
-        if c.is_empty() || c == b"." {
-            continue;
-        }
-        if c != b".." || (lead == 0 && out.is_empty()) || out.last() == Some(&&b".."[..]) {
-            out.push(c);
-        } else if !out.is_empty() {
-            out.pop();
-        }
-    }
-    let mut r = vec![b'/'; lead];
-    r.extend_from_slice(&out.join(&b'/'));
-    if r.is_empty() {
-        b".".to_vec()
-    } else {
-        r
-    }
-}
-
-/// posixpath.join(a, b) for one component.
-fn join(a: &[u8], b: &[u8]) -> Vec<u8> {
-    if b.starts_with(b"/") {
-        return b.to_vec();
-    }
-    let mut p = a.to_vec();
-    if !(p.is_empty() || p.ends_with(b"/")) {
-        p.push(b'/');
-    }
-    p.extend_from_slice(b);
-    p
-}
-
-fn dirname(p: &[u8]) -> &[u8] {
-    let i = p.iter().rposition(|b| *b == b'/').map_or(0, |i| i + 1);
-    let head = &p[..i];
-    if !head.is_empty() && head.iter().any(|b| *b != b'/') {
-        let mut h = head;
-        while h.ends_with(b"/") {
-            h = &h[..h.len() - 1];
-        }
-        h
-    } else {
-        head
-    }
-}
-
-fn basename(p: &[u8]) -> &[u8] {
-    let i = p.iter().rposition(|b| *b == b'/').map_or(0, |i| i + 1);
-    &p[i..]
-}
-
-fn is_file(p: &[u8]) -> bool {
-    fs::metadata(OsStr::from_bytes(p)).map(|m| m.is_file()).unwrap_or(false)
-}
-
 fn text(p: &[u8]) -> Result<&str, Bail> {
     std::str::from_utf8(p).map_err(|_| Bail)
-}
-
-/// Python's repr of a str, for printable ASCII (with \n \r \t); else Bail.
-pub fn py_repr(s: &str) -> Result<String, Bail> {
-    let q = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push(q);
-    for c in s.chars() {
-        match c {
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if c == q => {
-                o.push('\\');
-                o.push(c);
-            }
-            ' '..='~' => o.push(c),
-            _ => return Err(Bail),
-        }
-    }
-    o.push(q);
-    Ok(o)
-}
-
-/// extract._resolve: a referenced file inside base_dir, else None.
-fn resolve(base_dir: &[u8], prefix: &str, r: &str) -> Option<Vec<u8>> {
-    if r.is_empty() || r.contains('\0') {
-        return None;
-    }
-    let rb = r.as_bytes();
-    let first = if rb.starts_with(b"/") { basename(rb).to_vec() } else { rb.to_vec() };
-    let mut names = vec![first.clone()];
-    if !prefix.is_empty() {
-        let mut n = prefix.as_bytes().to_vec();
-        n.extend_from_slice(&first);
-        names.push(n);
-    }
-    let root = normpath(base_dir);
-    let mut rs = root.clone();
-    rs.push(b'/');
-    for n in names {
-        let cand = normpath(&join(&root, &n));
-        if cand.starts_with(&rs) && is_file(&cand) {
-            return Some(cand);
-        }
-    }
-    None
-}
-
-fn prefix_of(path: &[u8]) -> &[u8] {
-    let b = basename(path);
-    b.strip_suffix(b"trajectory.json").unwrap_or(b"")
 }
 
 struct Pending {
@@ -194,7 +79,12 @@ impl Ctx<'_> {
             return Err(Bail);
         }
         self.n_docs += 1;
-        let at = Place { trial: self.trial, start: self.n_rows, label, is_main };
+        let at = Place {
+            trial: self.trial,
+            start: self.n_rows,
+            label,
+            is_main,
+        };
         let info = document(&doc, &at, self.out).map_err(|_| Bail)?;
         self.n_rows += info.n_rows;
         Ok(info)
@@ -224,15 +114,24 @@ impl Ctx<'_> {
                 self.n_calls += info.n_agent_calls;
             }
             for r in info.refs {
-                pending.push(Pending { r, base_dir: base_dir.clone(), prefix: prefix.clone() });
+                pending.push(Pending {
+                    r,
+                    base_dir: base_dir.clone(),
+                    prefix: prefix.clone(),
+                });
             }
             if info.has_fm {
                 last = Some(info.totals);
             }
-            let Some(cref) = info.continued_ref else { return Ok(last) };
+            let Some(cref) = info.continued_ref else {
+                return Ok(last);
+            };
             match resolve(&base_dir, &prefix, &cref) {
                 None => {
-                    let msg = format!("continued_trajectory_ref {} not found", py_repr(&cref)?);
+                    let msg = format!(
+                        "continued_trajectory_ref {} not found",
+                        py_repr(&cref).ok_or(Bail)?
+                    );
                     self.err(&path, "missing_continuation", &msg)?;
                     return Ok(last);
                 }
@@ -263,8 +162,15 @@ impl Ctx<'_> {
                 continue;
             };
             let Some(found) = resolve(&p.base_dir, &p.prefix, tpath) else {
-                let msg = format!("subagent trajectory {} not found", py_repr(tpath)?);
-                self.err(&join(&p.base_dir, tpath.as_bytes()), "missing_subagent", &msg)?;
+                let msg = format!(
+                    "subagent trajectory {} not found",
+                    py_repr(tpath).ok_or(Bail)?
+                );
+                self.err(
+                    &join(&p.base_dir, tpath.as_bytes()),
+                    "missing_subagent",
+                    &msg,
+                )?;
                 continue;
             };
             if self.seen.contains(&normpath(&found)) {
@@ -282,24 +188,6 @@ impl Ctx<'_> {
         }
         Ok(())
     }
-}
-
-fn sub_label(path: &str, prefix: &str) -> String {
-    let mut base = &path[path.rfind('/').map_or(0, |i| i + 1)..];
-    let head = format!("{prefix}trajectory.");
-    if let Some(rest) = base.strip_prefix(head.as_str()) {
-        base = rest;
-    }
-    base.strip_suffix(".json").unwrap_or(base).to_string()
-}
-
-/// The numeric part of an exact `trajectory.cont-<digits>.json` name.
-fn cont_number(name: &str) -> Option<u128> {
-    let d = name.strip_prefix("trajectory.cont-")?.strip_suffix(".json")?;
-    if d.is_empty() || d.len() > 30 || !d.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    Some(d.bytes().fold(0u128, |a, c| a.saturating_mul(10).saturating_add((c - b'0') as u128)))
 }
 
 /// What `run` made of a trial.
@@ -395,7 +283,11 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
             static ALL: Node = Node::All;
             let doc = parse_sel(cx.buf, &ALL).map_err(|_| Bail)?;
             let what = sniff(&doc).ok_or(Bail)?;
-            cx.err(&main, "not_atif", &format!("not an ATIF trajectory: {what}"))?;
+            cx.err(
+                &main,
+                "not_atif",
+                &format!("not an ATIF trajectory: {what}"),
+            )?;
             return Ok(Outcome::NoTrajectory(names.join(&0u8)));
         }
         Err(b) => return Err(b),
@@ -436,8 +328,15 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
         }
     }
     for full in summ {
-        let r = RefItem { path: Some(text(basename(&full))?.to_string()), id: None };
-        pending.push(Pending { r, base_dir: base_dir.clone(), prefix: String::new() });
+        let r = RefItem {
+            path: Some(text(basename(&full))?.to_string()),
+            id: None,
+        };
+        pending.push(Pending {
+            r,
+            base_dir: base_dir.clone(),
+            prefix: String::new(),
+        });
     }
     cx.subagents(pending, 0)?;
     let (n_steps, n_calls) = (cx.n_steps, cx.n_calls);
