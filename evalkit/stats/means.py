@@ -61,6 +61,7 @@ def clustered_mean_ci(
             s2 = np.where(kk > 1, within_ss / np.where(kk > 1, kk - 1.0, 1.0), pooled[..., None])
             var = (np.where(present, kk * s2, 0.0)).sum(axis=-1) / big_n**2
             t = stats.t.ppf(qhi, np.where(dof > 0, dof, np.nan))
+            deff = var / var_iid  # NaN when every reward is equal (var_iid 0), as below
         half = t * np.sqrt(var)
         return IntervalArrays(
             estimate=m,
@@ -68,7 +69,7 @@ def clustered_mean_ci(
             high=m + half,
             se=np.sqrt(var),
             n_eff=np.full_like(m, np.nan),
-            deff=var / var_iid,
+            deff=deff,
             fallback=np.zeros_like(m, dtype=bool),
             label="stratified-t",
             fallback_label="stratified-t",
