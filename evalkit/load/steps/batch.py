@@ -14,12 +14,17 @@ from collections.abc import Callable
 
 import polars as pl
 
+from evalkit.load._columns import UTC_DATETIME, schema
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.steps import native
+from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
+from evalkit.load.steps.commands import finish_tool_calls
 from evalkit.load.steps.frames import (
     CALL_RAW_SCHEMA,
-    STEP_RAW_SCHEMA,
+    finish_calls,
+    finish_steps,
+    parse_timestamps,
     raw_calls_frame,
     raw_steps_frame,
 )
@@ -27,6 +32,8 @@ from evalkit.load.steps.goose import GOOSE_LOG_NAMES
 
 #: Trials per call to the extractor (bounds memory; the progress bar moves per batch).
 GROUP = 4096
+_STEP = schema(STEP_COLUMNS)
+_CALL = schema(TOOL_CALL_COLUMNS)
 
 
 def _status(trials: pl.DataFrame, agents: list[str | None]) -> pl.Series:
@@ -50,12 +57,63 @@ def _status(trials: pl.DataFrame, agents: list[str | None]) -> pl.Series:
     return pl.Series("status", st, pl.Int64)
 
 
-def _typed(df: pl.DataFrame, schema: dict, seq: pl.Expr) -> pl.DataFrame:
-    cols = [
-        pl.lit(None, t).alias(c) if c not in df.columns else pl.col(c).cast(t)
-        for c, t in schema.items()
-    ]
-    return df.select(*cols, seq.alias("_seq"))
+def _finished_steps(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
+    """Steps rows of the extractor -> STEP_COLUMNS + _seq. Timestamps come parsed
+    (``ts_us``); one it left (``_ts`` set, ``ts_us`` null) is parsed by Polars."""
+    ts = pl.col("ts_us").cast(UTC_DATETIME)
+    if raw["ts_us"].null_count() != raw["_ts"].null_count():
+        ts = pl.coalesce(ts, parse_timestamps())
+    have = {
+        "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
+        "timestamp": ts.alias("timestamp"),
+    }
+    return raw.select(
+        *[have[c] if c in have else _col(raw, c, t) for c, t in _STEP.items()],
+        (pl.col("trial") + g).alias("_seq"),
+    )
+
+
+def _finished_calls(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
+    """Call rows of the extractor -> TOOL_CALL_COLUMNS + _seq. exit_code, is_error,
+    is_error_source, retried and timestamp come computed (native/atif/src/finish.rs); rows
+    it could not decide exactly (``fin`` False) get the Polars rules."""
+    if not raw["fin"].all():
+        where = (~raw["fin"]).arg_true()
+        sub = finish_tool_calls(raw[where])
+        raw = raw.with_columns(
+            raw[c].scatter(where, sub[c]) for c in ("exit_code", "is_error", "is_error_source")
+        )
+    ts = pl.col("ts_us").cast(UTC_DATETIME)
+    if raw["ts_us"].null_count() != raw["_ts"].null_count():
+        ts = pl.coalesce(ts, parse_timestamps())
+    have = {
+        "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
+        "timestamp": ts.alias("timestamp"),
+    }
+    return raw.select(
+        *[have[c] if c in have else _col(raw, c, t) for c, t in _CALL.items()],
+        (pl.col("trial") + g).alias("_seq"),
+    )
+
+
+def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
+    if name not in df.columns:
+        return pl.lit(None, dtype).alias(name)  # task_step, llm_retries, duration_ms
+    return pl.col(name) if df.schema[name] == dtype else pl.col(name).cast(dtype)
+
+
+def _python_rows(parse_chunk: Callable, items: list[tuple], pos: dict) -> tuple:
+    """The Python path over ``items``: finished steps and calls (+ _seq), index, errors."""
+    s_cols, c_rows, idx, errs = parse_chunk(items)
+    seq = pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64).alias("_seq")
+    calls_cols = (
+        dict(zip(CALL_RAW_SCHEMA, zip(*c_rows, strict=True), strict=True))
+        if c_rows
+        else {k: [] for k in CALL_RAW_SCHEMA}
+    )
+    steps = finish_steps(raw_steps_frame(s_cols)).with_columns(seq)
+    calls = finish_calls(raw_calls_frame(calls_cols)).with_columns(seq)
+    return steps, calls, idx, errs
 
 
 def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -65,8 +123,9 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool) -> tuple:
-    """Parse ``work`` (items as in ``table._run``) -> (raw steps, raw calls, index columns,
-    errors), in the Python path's order."""
+    """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index columns,
+    errors), in the Python path's order; the frames are finished (STEP_COLUMNS /
+    TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make them."""
     steps_parts: list[pl.DataFrame] = []
     calls_parts: list[pl.DataFrame] = []
     index_parts: list[pl.DataFrame] = []
@@ -100,39 +159,37 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
                     continue
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
-            for raw, schema, parts in (
-                (res.steps, STEP_RAW_SCHEMA, steps_parts),
-                (res.calls, CALL_RAW_SCHEMA, calls_parts),
-            ):
-                raw = raw.with_columns(ids.gather(raw["trial"]))
-                parts.append(_typed(raw, schema, pl.col("trial") + g))
+            if res.steps.height:
+                steps_parts.append(_finished_steps(res.steps, ids, g))
+            if res.calls.height:
+                calls_parts.append(_finished_calls(res.calls, ids, g))
             # the others: the Python path
             rest = [i for i, s in enumerate(st) if s == 1]
             if rest:
-                s_cols, c_rows, idx, errs = parse_chunk([items[i] for i in rest])
                 pos = {items[i][0]: g + i for i in rest}
-                seq = pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64)
-                calls_cols = (
-                    dict(zip(CALL_RAW_SCHEMA, zip(*c_rows, strict=True), strict=True))
-                    if c_rows
-                    else {k: [] for k in CALL_RAW_SCHEMA}
+                p_steps, p_calls, idx, errs = _python_rows(
+                    parse_chunk, [items[i] for i in rest], pos
                 )
-                steps_parts.append(_typed(raw_steps_frame(s_cols), STEP_RAW_SCHEMA, seq))
-                calls_parts.append(_typed(raw_calls_frame(calls_cols), CALL_RAW_SCHEMA, seq))
+                steps_parts.append(p_steps)
+                calls_parts.append(p_calls)
                 index_parts.append(
-                    pl.DataFrame(idx, schema=index_schema).with_columns(seq.alias("_seq"))
+                    pl.DataFrame(idx, schema=index_schema).with_columns(
+                        pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64).alias("_seq")
+                    )
                 )
                 errors += [(pos[e.trial_id], e) for e in errs]  # type: ignore[index]
             if bar is not None:
                 bar.update(len(items))
     if bar is not None:
         bar.close()
-    if not steps_parts:
-        empty = pl.lit(0, pl.Int64)
-        steps_parts = [_typed(raw_steps_frame({}), STEP_RAW_SCHEMA, empty)]
-        calls_parts = [_typed(raw_calls_frame({}), CALL_RAW_SCHEMA, empty)]
-        index_parts = [pl.DataFrame(schema={**index_schema, "_seq": pl.Int64})]
-    index = pl.concat(index_parts).sort("_seq", maintain_order=True).drop("_seq")
+    seq = {"_seq": pl.Int64}
+    steps_parts = steps_parts or [pl.DataFrame(schema={**_STEP, **seq})]
+    calls_parts = calls_parts or [pl.DataFrame(schema={**_CALL, **seq})]
+    index_parts = index_parts or [pl.DataFrame(schema={**index_schema, **seq})]
+    index = pl.concat(index_parts)
+    if not index["_seq"].is_sorted():
+        index = index.sort("_seq", maintain_order=True)
+    index = index.drop("_seq")
     errors.sort(key=lambda x: x[0])  # stable: each trial's errors keep their order
     return (
         _in_order(pl.concat(steps_parts), ["_seq", "step_index"]),

@@ -35,13 +35,14 @@ STEP_COLS = (
     ("reasoning_content", "s"), ("_ts", "s"), ("prompt_tokens", "i"),
     ("completion_tokens", "i"), ("cached_tokens", "i"), ("cost_usd", "f"),
     ("n_tool_calls", "i"), ("observation", "s"), ("is_copied_context", "b"),
-    ("llm_call_count", "i"), ("extra", "s"),
+    ("llm_call_count", "i"), ("extra", "s"), ("ts_us", "i"),
 )  # fmt: skip
 CALL_COLS = (
     ("trial", "i"), ("step_index", "i"), ("call_index", "i"), ("trajectory", "s"),
     ("is_main", "b"), ("tool_call_id", "s"), ("function_name", "s"), ("arguments", "s"),
     ("command", "s"), ("observation", "s"), ("observation_source", "s"), ("_s_err", "b"),
-    ("_s_exit", "i"), ("_ts", "s"),
+    ("_s_exit", "i"), ("_ts", "s"), ("exit_code", "i"), ("is_error", "b"),
+    ("is_error_source", "s"), ("retried", "b"), ("ts_us", "i"), ("fin", "b"),
 )  # fmt: skip
 TRIAL_COLS = (
     ("status", "i"), ("n_steps", "i"), ("n_tool_calls", "i"), ("fm_prompt", "f"),
@@ -56,7 +57,7 @@ LAYOUT = (
         "".join(k for _, k in cols)
         for cols in (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS, PROBE_COLS)
     )
-    + "|1"
+    + "|2"
 )
 
 _lib: ctypes.CDLL | None = None
@@ -96,6 +97,7 @@ def _declare(lib: ctypes.CDLL) -> None:
             [vp, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p],
         ),
         ("ek_free", None, [vp]),
+        ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
         ("ek_layout", c.c_char_p, []),
     ):
         fn = getattr(lib, name)
@@ -243,3 +245,26 @@ def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trial
     errors = list(zip(*(errors_t.column(i).to_pylist() for i in range(4)), strict=True))
     frames = (pl.from_arrow(x) for x in (trials_t, steps_t, calls_t))
     return Trials(*frames, errors)  # type: ignore[arg-type]
+
+
+#: Columns of ``finish_rows`` (the test hook of native/atif/src/finish.rs).
+FINISH_COLS = (
+    ("exit_code", "i"), ("is_error", "b"), ("is_error_source", "s"), ("fin", "b"),
+    ("ts_us", "i"), ("ts_fin", "b"),
+)  # fmt: skip
+
+
+def finish_rows(rows: list) -> pl.DataFrame:
+    """The compiled finishing rules (exit_code, is_error, is_error_source; ``fin`` False
+    where Python must compute them) and timestamp (``ts_us``; ``ts_fin`` False where
+    Python must parse it) of rows ``[observation, shell, s_err, s_exit, timestamp]``.
+    For tests: steps/batch.py gets the same values from ``parse_trials``."""
+    import orjson
+
+    lib = _lib_or_raise()
+    text = orjson.dumps(rows)
+    h = lib.ek_finish_json(text, len(text))
+    if not h:
+        raise ValueError("finish_rows: rows must be [observation, shell, s_err, s_exit, ts]")
+    owner = _Handle(lib, h)
+    return pl.from_arrow(_table(owner, 0, 0, FINISH_COLS))  # type: ignore[return-value]

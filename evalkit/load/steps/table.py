@@ -318,12 +318,14 @@ def build_trajectories(
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
                 total_bytes += nbytes
-    if native.enabled():  # compiled read-ahead, same rows (steps/batch.py)
-        raw_s, raw_c, idx_cols, errors = batch.run(work, _parse_chunk, INDEX_SCHEMA, progress)
+    if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
+        new_steps, new_calls, idx_cols, errors = batch.run(
+            work, _parse_chunk, INDEX_SCHEMA, progress
+        )
     else:
         acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
-        raw_s, raw_c = raw_steps_frame(acc.step_columns()), raw_calls_frame(acc.call_columns())
-    new_steps, new_calls = finish_steps(raw_s), finish_calls(raw_c)
+        new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
+        new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
     new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
     new_errors = _errors_frame(errors)
 

@@ -61,6 +61,7 @@ static STEP: Node = Keys(&[
 ]);
 use crate::ser::{dumps, TooDeep};
 
+use crate::finish;
 use crate::shell::{shell_command, structured_signals};
 use crate::sniff::{is_atif, version};
 use crate::text::{joined, json_text, text_of};
@@ -69,11 +70,14 @@ pub struct Fallback;
 
 /// steps: trial, step_index, trajectory, is_main, step_id, source, model_name, message,
 /// reasoning_content, ts, prompt, completion, cached, cost, n_tool_calls, observation,
-/// is_copied_context, llm_call_count, extra.
-pub const STEP_KINDS: &str = "iisbisssssiiifisbis";
+/// is_copied_context, llm_call_count, extra, ts_us (timestamp in µs; null with ts set:
+/// Python parses it).
+pub const STEP_KINDS: &str = "iisbisssssiiifisbisi";
 /// calls: trial, step_index, call_index, trajectory, is_main, tool_call_id, function_name,
-/// arguments, command, observation, observation_source, s_err, s_exit, ts.
-pub const CALL_KINDS: &str = "iiisbssssssbis";
+/// arguments, command, observation, observation_source, s_err, s_exit, ts, then finished
+/// (finish.rs): exit_code, is_error, is_error_source, retried, ts_us, fin (false: Python
+/// computes exit_code / is_error / is_error_source).
+pub const CALL_KINDS: &str = "iiisbssssssbisibsbib";
 /// trials: status (0 parsed here, 1 the Python path must parse the trial), n_steps,
 /// n_tool_calls, final_totals (prompt, completion, cached, cost).
 /// (status 2 = no ATIF trajectory; then `agent` holds the names in agent/, '\0'-joined).
@@ -86,6 +90,8 @@ pub struct Out {
     pub calls: Table,
     pub trials: Table,
     pub errors: Table,
+    /// Retry signatures seen in the current trial (cleared per trial).
+    pub seen: Seen,
 }
 
 impl Out {
@@ -95,7 +101,38 @@ impl Out {
             calls: Table::new(CALL_KINDS),
             trials: Table::new(TRIAL_KINDS),
             errors: Table::new(ERROR_KINDS),
+            seen: Seen::default(),
         }
+    }
+}
+
+/// `frames.finish_calls`' retried: a call whose (trajectory, function_name + '\0' +
+/// arguments) occurred earlier in the trial (rows in final order; a trial's rows are
+/// either all kept or all handed to Python, so the set never holds dropped rows).
+#[derive(Default)]
+pub struct Seen {
+    set: std::collections::HashSet<Vec<u8>>,
+    key: Vec<u8>,
+}
+
+impl Seen {
+    pub fn clear(&mut self) {
+        self.set.clear();
+    }
+    /// True when seen before (then the call is a retry); records it.
+    pub fn repeat(&mut self, label: &str, fname: &str, args: &str) -> bool {
+        let k = &mut self.key;
+        k.clear();
+        k.extend_from_slice(&(label.len() as u64).to_le_bytes());
+        k.extend_from_slice(label.as_bytes());
+        k.extend_from_slice(fname.as_bytes());
+        k.push(0);
+        k.extend_from_slice(args.as_bytes());
+        if self.set.contains(k.as_slice()) {
+            return true;
+        }
+        self.set.insert(k.clone());
+        false
     }
 }
 
@@ -245,6 +282,7 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
             c[17].i(fit(int_val(s.get("llm_call_count"))));
             let extra = s.get("extra").filter(|x| x.truthy());
             c[18].s(json_text(extra)?.as_deref());
+            c[19].i(ts.and_then(|t| finish::timestamp_us(t).ok()));
             out.steps.rows += 1;
         }
         Ok(())
@@ -408,12 +446,39 @@ fn calls<'b>(
                 col[7].s(Some(&buf));
             }
         }
-        col[8].s(shell_command(fname, args).as_deref());
+        let cmd = shell_command(fname, args);
+        col[8].s(cmd.as_deref());
         col[9].s(obs.as_deref());
         col[10].s(osrc);
         col[11].b(s_err);
         col[12].i(s_exit);
         col[13].s(ts);
+        // finished here (finish.rs): exit_code, is_error, is_error_source, retried,
+        // timestamp; `fin` false = Python computes the first three with Polars
+        match finish::signals(obs.as_deref(), cmd.is_some(), s_err, s_exit) {
+            Ok(sg) => {
+                col[14].i(sg.exit_code);
+                col[15].b(sg.is_error);
+                col[16].s(sg.source);
+                col[19].b(Some(true));
+            }
+            Err(_) => {
+                col[14].i(None);
+                col[15].b(None);
+                col[16].s(None);
+                col[19].b(Some(false));
+            }
+        }
+        let args_text = match args {
+            None | Some(V::Null) => None,
+            Some(V::Str(a)) => Some(a.as_ref()),
+            Some(_) => Some(buf.as_str()),
+        };
+        col[17].b(match (fname, args_text) {
+            (Some(f), Some(a)) => Some(out.seen.repeat(at.label, f, a)),
+            _ => None,
+        });
+        col[18].i(ts.and_then(|t| finish::timestamp_us(t).ok()));
         out.calls.rows += 1;
     }
     Ok((n as i64, step_obs))
@@ -424,7 +489,7 @@ mod tests {
     #[test]
     fn layout_string_matches_the_tables() {
         let want = format!(
-            "{}|{}|{}|{}|{}|1\0",
+            "{}|{}|{}|{}|{}|2\0",
             super::STEP_KINDS,
             super::CALL_KINDS,
             super::TRIAL_KINDS,

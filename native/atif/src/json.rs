@@ -71,6 +71,12 @@ struct P<'a> {
     s: &'a [u8],
     text: &'a str,
     i: usize,
+    /// Deepest nesting accepted (MAX_DEPTH, or ENV_DEPTH for envelopes).
+    limit: usize,
+    /// Set when `limit` was what refused the document.
+    deep: bool,
+    /// serde_json's rule for repeated keys (the last value wins) instead of refusing.
+    last_wins: bool,
 }
 
 /// Parse a whole document (the bytes must hold exactly one JSON value), building only the
@@ -81,17 +87,67 @@ pub fn parse_sel<'a>(bytes: &'a [u8], node: &Node) -> Result<V<'a>, Bad> {
         s: bytes,
         text,
         i: 0,
+        limit: MAX_DEPTH,
+        deep: false,
+        last_wins: false,
     };
-    p.ws();
-    let v = p.sel(0, node)?;
-    p.ws();
-    if p.i != p.s.len() {
-        return Err(Bad);
+    p.whole(node)
+}
+
+/// Below serde_json's recursion limit (128), with a margin.
+pub const ENV_DEPTH: usize = 100;
+
+/// Why `parse_env` refused a text.
+pub enum EnvBad {
+    /// serde_json refuses it too (json_path_match gives null).
+    Invalid,
+    /// Nested deeper than ENV_DEPTH: serde_json's verdict is not known here.
+    Deep,
+}
+
+/// A JSON-envelope observation the way Polars' `json_path_match` reads it (serde_json):
+/// the same strict grammar, repeated keys keep the last value; only the members
+/// `success` and `error` are built.
+pub fn parse_env(bytes: &[u8]) -> Result<V<'_>, EnvBad> {
+    static KEYS: [(&str, Node); 2] = [("success", Node::All), ("error", Node::All)];
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(EnvBad::Invalid);
+    };
+    let mut p = P {
+        s: bytes,
+        text,
+        i: 0,
+        limit: ENV_DEPTH,
+        deep: false,
+        last_wins: true,
+    };
+    let r = p.whole(&Node::Keys(&KEYS));
+    match r {
+        Ok(v) => Ok(v),
+        Err(_) if p.deep => Err(EnvBad::Deep),
+        Err(_) => Err(EnvBad::Invalid),
     }
-    Ok(v)
 }
 
 impl<'a> P<'a> {
+    fn whole(&mut self, node: &Node) -> Result<V<'a>, Bad> {
+        self.ws();
+        let v = self.sel(0, node)?;
+        self.ws();
+        if self.i != self.s.len() {
+            return Err(Bad);
+        }
+        Ok(v)
+    }
+
+    #[inline]
+    fn too_deep(&mut self, depth: usize) -> bool {
+        if depth > self.limit {
+            self.deep = true;
+        }
+        depth > self.limit
+    }
+
     #[inline]
     fn ws(&mut self) {
         while self.i < self.s.len() {
@@ -103,7 +159,7 @@ impl<'a> P<'a> {
     }
 
     fn sel(&mut self, depth: usize, node: &Node) -> Result<V<'a>, Bad> {
-        if depth > MAX_DEPTH || self.i >= self.s.len() {
+        if self.too_deep(depth) || self.i >= self.s.len() {
             return Err(Bad);
         }
         match (node, self.s[self.i]) {
@@ -143,10 +199,18 @@ impl<'a> P<'a> {
             match child {
                 Some(c) => {
                     let v = self.sel(depth + 1, c)?;
-                    if keys.is_some() && out.iter().any(|(x, _)| *x == k) {
-                        return Err(Bad);
+                    // kept keys: a repeat is refused, or (serde_json) replaces the value;
+                    // all keys: has_dup below (not needed for last_wins, whose nested
+                    // values are only tested for emptiness)
+                    let at = match keys {
+                        Some(_) => out.iter().position(|(x, _)| *x == k),
+                        None => None,
+                    };
+                    match at {
+                        Some(at) if self.last_wins => out[at].1 = v,
+                        Some(_) => return Err(Bad),
+                        None => out.push((k, v)),
                     }
-                    out.push((k, v));
                 }
                 None => self.skip(depth + 1)?,
             }
@@ -160,7 +224,7 @@ impl<'a> P<'a> {
                 _ => return Err(Bad),
             }
         }
-        if keys.is_none() && has_dup(&out) {
+        if keys.is_none() && !self.last_wins && has_dup(&out) {
             return Err(Bad);
         }
         Ok(V::Obj(out))
@@ -191,7 +255,7 @@ impl<'a> P<'a> {
 
     /// Validate one value (as strictly as `value`) without building it.
     fn skip(&mut self, depth: usize) -> Result<(), Bad> {
-        if depth > MAX_DEPTH || self.i >= self.s.len() {
+        if self.too_deep(depth) || self.i >= self.s.len() {
             return Err(Bad);
         }
         match self.s[self.i] {
@@ -272,7 +336,7 @@ impl<'a> P<'a> {
     }
 
     fn value(&mut self, depth: usize) -> Result<V<'a>, Bad> {
-        if depth > MAX_DEPTH || self.i >= self.s.len() {
+        if self.too_deep(depth) || self.i >= self.s.len() {
             return Err(Bad);
         }
         match self.s[self.i] {

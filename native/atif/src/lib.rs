@@ -8,6 +8,7 @@
 
 mod cols;
 mod extract;
+mod finish;
 mod json;
 mod paths;
 mod probe;
@@ -61,6 +62,7 @@ fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
         out.errors.mark(),
         out.trials.mark(),
     );
+    out.seen.clear();
     let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out, buf)));
     if ok.is_err() {
         out.steps.rollback(marks.0);
@@ -157,13 +159,79 @@ where
     })
 }
 
+/// Test hook (`tests/load_steps/test_native_finish.py`): the finishing rules of finish.rs
+/// over rows given as a JSON array of `[observation, shell, s_err, s_exit, timestamp]`;
+/// one part with one table: exit_code, is_error, is_error_source, fin, ts_us, ts_fin.
+/// Null when the text is not such an array.
+///
+/// # Safety
+/// `text` must hold `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch {
+    use json::{parse_sel, Node, V};
+    let bytes = std::slice::from_raw_parts(text, len as usize);
+    let Ok(V::Arr(rows)) = parse_sel(bytes, &Node::All) else {
+        return std::ptr::null_mut();
+    };
+    let mut tb = cols::Table::new("ibsbib");
+    for r in &rows {
+        let V::Arr(f) = r else {
+            return std::ptr::null_mut();
+        };
+        let get = |k: usize| f.get(k).filter(|v| !matches!(v, V::Null));
+        let obs = get(0).and_then(|v| v.as_str());
+        let shell = matches!(get(1), Some(V::Bool(true)));
+        let s_err = match get(2) {
+            Some(V::Bool(b)) => Some(*b),
+            _ => None,
+        };
+        let s_exit = match get(3) {
+            Some(V::Int(i)) => Some(*i),
+            _ => None,
+        };
+        let c = &mut tb.cols;
+        match finish::signals(obs, shell, s_err, s_exit) {
+            Ok(sg) => {
+                c[0].i(sg.exit_code);
+                c[1].b(sg.is_error);
+                c[2].s(sg.source);
+                c[3].b(Some(true));
+            }
+            Err(_) => {
+                c[0].i(None);
+                c[1].b(None);
+                c[2].s(None);
+                c[3].b(Some(false));
+            }
+        }
+        match get(4).and_then(|v| v.as_str()).map(finish::timestamp_us) {
+            None => {
+                c[4].i(None);
+                c[5].b(Some(true));
+            }
+            Some(Ok(us)) => {
+                c[4].i(Some(us));
+                c[5].b(Some(true));
+            }
+            Some(Err(_)) => {
+                c[4].i(None);
+                c[5].b(Some(false));
+            }
+        }
+        tb.rows += 1;
+    }
+    Box::into_raw(Box::new(Batch {
+        parts: vec![vec![tb]],
+    }))
+}
+
 /// The column layout this build writes (kinds of steps | calls | trials | errors | probe
 /// tables, then an ABI revision): native.py refuses a library whose layout differs from
 /// its own (a stale build after an update), and uses the Python path instead.
 #[no_mangle]
 pub extern "C" fn ek_layout() -> *const u8 {
     concat!(
-        "iisbisssssiiifisbis|iiisbssssssbis|iiiffffs|isss|sisii|1",
+        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffs|isss|sisii|2",
         "\0"
     )
     .as_ptr()
