@@ -28,7 +28,6 @@ from evalkit.load.steps.frames import (
     raw_calls_frame,
     raw_steps_frame,
 )
-from evalkit.load.steps.goose import GOOSE_LOG_NAMES
 
 #: Trials per call to the extractor (bounds memory; the progress bar moves per batch).
 GROUP = 4096
@@ -36,25 +35,17 @@ _STEP = schema(STEP_COLUMNS)
 _CALL = schema(TOOL_CALL_COLUMNS)
 
 
-def _status(trials: pl.DataFrame, agents: list[str | None]) -> pl.Series:
-    """Statuses, with the trials without an ATIF trajectory that may have a goose log (a
-    goose log name in agent/, or a goose agent: extract.find_goose_log) handed to the
-    Python path (status 1)."""
-    status = trials["status"]
-    goose_agents = [a for a in set(agents) if a and "goose" in a.lower()]
-    maybe = trials["agent"].str.contains("goose", literal=True).fill_null(False)
-    if goose_agents:
-        maybe = maybe | pl.Series(agents, dtype=pl.String).is_in(goose_agents)
-    if not maybe.any():
-        return status
-    st = status.to_list()
-    names = trials["agent"].to_list()
-    for i in maybe.arg_true().to_list():
-        if st[i] == 2 and (
-            agents[i] in goose_agents or any(n in GOOSE_LOG_NAMES for n in names[i].split("\0"))
-        ):
-            st[i] = 1
-    return pl.Series("status", st, pl.Int64)
+def _status(trials: pl.DataFrame, agents: list[str | None]) -> list[int]:
+    """Statuses, with the trials without an ATIF trajectory of a goose agent handed to the
+    Python path (status 1: extract.find_goose_log looks for its log; a trial with a goose
+    log name in agent/ the extractor hands back itself)."""
+    st = trials["status"].to_list()
+    goose = {a for a in set(agents) if a and "goose" in a.lower()}
+    if goose:
+        for i, a in enumerate(agents):
+            if st[i] == 2 and a in goose:
+                st[i] = 1
+    return st
 
 
 def _finished_steps(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
@@ -123,8 +114,8 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool) -> tuple:
-    """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index columns,
-    errors), in the Python path's order; the frames are finished (STEP_COLUMNS /
+    """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index frame
+    (``index_schema``), errors), in the Python path's order; the frames are finished (STEP_COLUMNS /
     TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make them."""
     steps_parts: list[pl.DataFrame] = []
     calls_parts: list[pl.DataFrame] = []
@@ -139,21 +130,18 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
             res = native.parse_trials([it[1] for it in items], cap)
-            status = _status(res.trials, [it[3] for it in items])
+            st = _status(res.trials, [it[3] for it in items])
             ids = pl.Series("trial_id", [it[0] for it in items], pl.String)
-            seq = pl.int_range(g, g + len(items), eager=True).alias("_seq")
             # trials the extractor parsed (2: no ATIF trajectory)
-            t = res.trials.with_columns(
-                status, ids, pl.Series("sig", [it[4] for it in items], pl.String), seq
-            )
-            index_parts.append(
-                t.filter(pl.col("status") != 1).select(
-                    "trial_id", "sig", (pl.col("status") == 0).alias("has_data"),
-                    "n_steps", "n_tool_calls", pl.col("n_steps").alias("n_turns"),
-                    "fm_prompt", "fm_completion", "fm_cached", "fm_cost", "_seq",
-                ).cast({**index_schema, "_seq": pl.Int64})
+            idx = res.trials.select(
+                ids, pl.Series("sig", [it[4] for it in items], pl.String),
+                (pl.col("status") == 0).alias("has_data"), "n_steps", "n_tool_calls",
+                pl.col("n_steps").alias("n_turns"), "fm_prompt", "fm_completion", "fm_cached",
+                "fm_cost", pl.int_range(g, g + len(items), dtype=pl.Int64).alias("_seq"),
             )  # fmt: skip
-            st = status.to_list()
+            if 1 in st:
+                idx = idx.filter(pl.Series(st) != 1)
+            index_parts.append(idx)
             for k, path, kind, msg in res.errors:
                 if st[k] == 1:  # handed to the Python path after all (goose log)
                     continue
@@ -167,13 +155,13 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
             rest = [i for i, s in enumerate(st) if s == 1]
             if rest:
                 pos = {items[i][0]: g + i for i in rest}
-                p_steps, p_calls, idx, errs = _python_rows(
+                p_steps, p_calls, p_idx, errs = _python_rows(
                     parse_chunk, [items[i] for i in rest], pos
                 )
                 steps_parts.append(p_steps)
                 calls_parts.append(p_calls)
                 index_parts.append(
-                    pl.DataFrame(idx, schema=index_schema).with_columns(
+                    pl.DataFrame(p_idx, schema=index_schema).with_columns(
                         pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64).alias("_seq")
                     )
                 )
@@ -194,6 +182,6 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
     return (
         _in_order(pl.concat(steps_parts), ["_seq", "step_index"]),
         _in_order(pl.concat(calls_parts), ["_seq", "step_index", "call_index"]),
-        index.to_dict(as_series=False),
+        index,
         [e for _, e in errors],
     )

@@ -130,6 +130,27 @@ def _count_text(v: pl.Expr) -> pl.Expr:
     return v.cast(pl.Int64, strict=False).cast(pl.String).fill_null(v.cast(pl.String))
 
 
+def _comparisons() -> list[tuple[str, pl.Expr, pl.Expr, pl.Expr]]:
+    """(name, atif value, result value, differs) of each compared total."""
+    out = []
+    for name, a, r in (
+        ("prompt_tokens", "fm_prompt", "n_input_tokens"),
+        ("completion_tokens", "fm_completion", "n_output_tokens"),
+        ("cached_tokens", "fm_cached", "n_cache_tokens"),
+    ):
+        av, rv = pl.col(a).cast(pl.Float64), pl.col(r).cast(pl.Float64)
+        out.append((name, av, rv, av.is_not_null() & rv.is_not_null() & (av != rv)))
+    a, r = pl.col("fm_cost").cast(pl.Float64), pl.col("cost_usd").cast(pl.Float64)
+    tol = pl.max_horizontal(pl.lit(1e-9), 1e-6 * pl.max_horizontal(a.abs(), r.abs()))
+    out.append(("cost_usd", a, r, a.is_not_null() & r.is_not_null() & ((a - r).abs() > tol)))
+    return out
+
+
+def metrics_differ_expr() -> pl.Expr:
+    """True where :func:`metrics_mismatch_expr` is not null (cheaper: no text built)."""
+    return pl.any_horizontal([d for *_, d in _comparisons()]).fill_null(False)
+
+
 def metrics_mismatch_expr() -> pl.Expr:
     """Null when ATIF final_metrics totals agree with result.json (or cannot be compared),
     else e.g. 'prompt_tokens: atif 485630 vs result 485000; cost_usd: atif 0.46 vs result 0.5'.
@@ -140,24 +161,12 @@ def metrics_mismatch_expr() -> pl.Expr:
     relative (1e-9 absolute).
     """
     parts = []
-    for name, a, r in (
-        ("prompt_tokens", "fm_prompt", "n_input_tokens"),
-        ("completion_tokens", "fm_completion", "n_output_tokens"),
-        ("cached_tokens", "fm_cached", "n_cache_tokens"),
-    ):
-        av, rv = pl.col(a).cast(pl.Float64), pl.col(r).cast(pl.Float64)
-        parts.append(
-            pl.when(av.is_not_null() & rv.is_not_null() & (av != rv)).then(
-                pl.format(f"{name}: atif {{}} vs result {{}}", _count_text(av), _count_text(rv))
-            )
-        )
-    a, r = pl.col("fm_cost").cast(pl.Float64), pl.col("cost_usd").cast(pl.Float64)
-    tol = pl.max_horizontal(pl.lit(1e-9), 1e-6 * pl.max_horizontal(a.abs(), r.abs()))
-    parts.append(
-        pl.when(a.is_not_null() & r.is_not_null() & ((a - r).abs() > tol)).then(
-            pl.format("cost_usd: atif {} vs result {}", a.round(6), r.round(6))
-        )
-    )
+    for name, a, r, differs in _comparisons():
+        if name == "cost_usd":
+            a, r = a.round(6), r.round(6)
+        else:
+            a, r = _count_text(a), _count_text(r)
+        parts.append(pl.when(differs).then(pl.format(f"{name}: atif {{}} vs result {{}}", a, r)))
     out = pl.concat_str(parts, separator="; ", ignore_nulls=True)
     return pl.when(out.str.len_chars() > 0).then(out).otherwise(None)
 

@@ -18,6 +18,7 @@ only slower. ``EVALKIT_NATIVE=0`` forces the Python path.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,11 +92,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
-        (
-            "ek_buf",
-            c.c_int32,
-            [vp, c.c_uint32, c.c_uint32, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p],
-        ),
+        ("ek_bufs", c.c_int64, [vp, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p, c.c_uint32]),
         ("ek_free", None, [vp]),
         ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
         ("ek_layout", c.c_char_p, []),
@@ -148,20 +145,20 @@ class _Handle:
 def _table(owner: _Handle, part: int, t: int, cols: tuple) -> Any:
     import pyarrow as pa  # imported on first use (``import evalkit`` stays fast)
 
-    lib, h = owner.lib, owner.h
     types = {"i": pa.int64(), "f": pa.float64(), "b": pa.bool_(), "s": pa.large_string()}
-    n = lib.ek_rows(h, part, t)
-    ptr, ln = ctypes.c_void_p(), ctypes.c_uint64()
+    k = 3 * len(cols)
+    ptrs, lens = (ctypes.c_void_p * k)(), (ctypes.c_uint64 * k)()
+    n = owner.lib.ek_bufs(owner.h, part, t, ptrs, lens, k)
+    if n < 0:
+        raise RuntimeError("evalkit native extractor: bad buffer request")
     empty = pa.py_buffer(b"")
 
-    def buf(c: int, which: int) -> Any:
-        if lib.ek_buf(h, part, t, c, which, ctypes.byref(ptr), ctypes.byref(ln)) != 0:
-            raise RuntimeError("evalkit native extractor: bad buffer request")
-        return pa.foreign_buffer(ptr.value, ln.value, base=owner) if ln.value else empty
+    def buf(j: int) -> Any:
+        return pa.foreign_buffer(ptrs[j], lens[j], base=owner) if lens[j] else empty
 
     arrays = []
     for c, (_, kind) in enumerate(cols):
-        parts = [buf(c, 0), buf(c, 1)] + ([buf(c, 2)] if kind == "s" else [])
+        parts = [buf(3 * c), buf(3 * c + 1)] + ([buf(3 * c + 2)] if kind == "s" else [])
         arrays.append(pa.Array.from_buffers(types[kind], n, parts))
     return pa.Table.from_arrays(arrays, names=[name for name, _ in cols])
 
@@ -174,14 +171,16 @@ def _lib_or_raise() -> ctypes.CDLL:
 
 
 def _paths(paths: list[str], threads: int | None, per: int) -> tuple[bytes, Any, int, int]:
-    enc = [os.fsencode(p) for p in paths]
-    offs = [0]
-    for b in enc:
-        offs.append(offs[-1] + len(b))
-    n = len(enc)
+    joined = "".join(paths)
+    if joined.isascii():  # the usual case: one encode, lengths in characters = bytes
+        data, lens = joined.encode("ascii"), [len(p) for p in paths]
+    else:
+        enc = [os.fsencode(p) for p in paths]
+        data, lens = b"".join(enc), [len(b) for b in enc]
+    n = len(paths)
     if threads is None:
         threads = max(1, min(os.cpu_count() or 1, 8, (n + per - 1) // per))
-    return b"".join(enc), (ctypes.c_uint64 * (n + 1))(*offs), n, threads
+    return data, (ctypes.c_uint64 * (n + 1))(0, *itertools.accumulate(lens)), n, threads
 
 
 def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:

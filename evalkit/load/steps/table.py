@@ -36,6 +36,7 @@ from evalkit.load.steps.frames import (
     final_totals,
     finish_calls,
     finish_steps,
+    metrics_differ_expr,
     metrics_mismatch_expr,
     raw_calls_frame,
     raw_steps_frame,
@@ -319,14 +320,14 @@ def build_trajectories(
                 work.append((tid, tdir, jid, agent, sig, listing))
                 total_bytes += nbytes
     if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
-        new_steps, new_calls, idx_cols, errors = batch.run(
+        new_steps, new_calls, new_index, errors = batch.run(
             work, _parse_chunk, INDEX_SCHEMA, progress
         )
     else:
         acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
         new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
         new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
-    new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
+        new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
     new_errors = _errors_frame(errors)
 
     parsed_ids = set(new_index["trial_id"].to_list())
@@ -381,16 +382,21 @@ def build_trajectories(
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)
 
 
+_MISMATCH = metrics_mismatch_expr().alias("metrics_mismatch")
+_DIFFERS = metrics_differ_expr()
+_RESULT_TOTALS = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
+
+
 def _summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
-    need = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
     tok = trials.select(
-        "trial_id", *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in need]
+        "trial_id",
+        *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
     )
     j = index.join(tok, on="trial_id", how="left")
-    return j.select(
-        "trial_id",
-        "n_steps",
-        "n_tool_calls",
-        "n_turns",
-        metrics_mismatch_expr().alias("metrics_mismatch"),
-    ).cast(SUMMARY_SCHEMA)
+    keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
+    rows = j.select(_DIFFERS.arg_true())[:, 0]
+    if len(rows) == 0:  # the usual case: no text to format
+        out = j.select(*keep, pl.lit(None, pl.String).alias("metrics_mismatch"))
+    else:
+        out = j.select(*keep, _MISMATCH)
+    return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)

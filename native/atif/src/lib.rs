@@ -257,31 +257,39 @@ pub unsafe extern "C" fn ek_rows(b: *const Batch, p: u32, t: u32) -> i64 {
     table(&*b, p, t).map_or(-1, |x| x.rows as i64)
 }
 
-/// Buffer `which` (0 validity, 1 values/offsets, 2 string data) of column `c`.
+/// Every buffer of table `t` in part `p` at once: column c's validity, values / offsets
+/// and string data at `3c`, `3c + 1`, `3c + 2` of `ptrs` / `lens` (length 0 where a column
+/// has no such buffer). Returns the row count, or -1 when out of range or `n` (entries of
+/// the arrays) is not 3 x the columns.
 ///
 /// # Safety
-/// `b` must come from `ek_parse` and not be freed; `ptr` and `len` must be writable.
+/// `b` must come from `ek_trials` / `ek_probe` and not be freed; `ptrs` and `lens` must
+/// hold `n` entries.
 #[no_mangle]
-pub unsafe extern "C" fn ek_buf(
+pub unsafe extern "C" fn ek_bufs(
     b: *const Batch,
     p: u32,
     t: u32,
-    c: u32,
-    which: u32,
-    ptr: *mut *const u8,
-    len: *mut u64,
-) -> i32 {
-    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else {
+    ptrs: *mut *const u8,
+    lens: *mut u64,
+    n: u32,
+) -> i64 {
+    let Some(tb) = table(&*b, p, t) else {
         return -1;
     };
-    match col.buf(which) {
-        Some((q, l)) => {
-            *ptr = q;
-            *len = l as u64;
-            0
-        }
-        None => -1,
+    if n as usize != 3 * tb.cols.len() {
+        return -1;
     }
+    let ptrs = std::slice::from_raw_parts_mut(ptrs, n as usize);
+    let lens = std::slice::from_raw_parts_mut(lens, n as usize);
+    for (c, col) in tb.cols.iter().enumerate() {
+        for k in 0..3 {
+            let (q, l) = col.buf(k as u32).unwrap_or((std::ptr::null(), 0));
+            ptrs[3 * c + k] = q;
+            lens[3 * c + k] = l as u64;
+        }
+    }
+    tb.rows as i64
 }
 
 /// # Safety

@@ -201,6 +201,15 @@ enum Outcome {
 
 /// extract.parse_trial for one trial folder; rows / errors / a trials row go to `out`.
 /// trials status: 0 parsed, 2 no ATIF trajectory (Python checks for a goose log), 1 bail.
+/// goose.GOOSE_LOG_NAMES: a trial without an ATIF trajectory but with one of these is
+/// handed to the Python path (goose turn counting).
+const GOOSE_LOG_NAMES: [&[u8]; 4] = [
+    b"goose.txt",
+    b"goose.jsonl",
+    b"goose-stream.jsonl",
+    b"goose.stream-json.jsonl",
+];
+
 pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
     let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark());
     let res = run(dir, idx, cap, out, buf);
@@ -255,6 +264,12 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
     }
     names.sort();
     if !names.iter().any(|n| n == b"trajectory.json") {
+        if names
+            .iter()
+            .any(|n| GOOSE_LOG_NAMES.contains(&n.as_slice()))
+        {
+            return Err(Bail); // a goose log: extract.find_goose_log counts its turns
+        }
         return Ok(Outcome::NoTrajectory(names.join(&0u8)));
     }
     let main = join(&adir, b"trajectory.json");
@@ -288,6 +303,12 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
                 "not_atif",
                 &format!("not an ATIF trajectory: {what}"),
             )?;
+            if names
+                .iter()
+                .any(|n| GOOSE_LOG_NAMES.contains(&n.as_slice()))
+            {
+                return Err(Bail);
+            }
             return Ok(Outcome::NoTrajectory(names.join(&0u8)));
         }
         Err(b) => return Err(b),
