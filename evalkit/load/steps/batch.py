@@ -54,12 +54,13 @@ def _finished_steps(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
     ts = pl.col("ts_us").cast(UTC_DATETIME)
     if raw["ts_us"].null_count() != raw["_ts"].null_count():
         ts = pl.coalesce(ts, parse_timestamps())
+    sch = raw.schema
     have = {
         "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
         "timestamp": ts.alias("timestamp"),
     }
     return raw.select(
-        *[have[c] if c in have else _col(raw, c, t) for c, t in _STEP.items()],
+        *[have[c] if c in have else _col(sch, c, t) for c, t in _STEP.items()],
         (pl.col("trial") + g).alias("_seq"),
     )
 
@@ -77,20 +78,21 @@ def _finished_calls(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
     ts = pl.col("ts_us").cast(UTC_DATETIME)
     if raw["ts_us"].null_count() != raw["_ts"].null_count():
         ts = pl.coalesce(ts, parse_timestamps())
+    sch = raw.schema
     have = {
         "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
         "timestamp": ts.alias("timestamp"),
     }
     return raw.select(
-        *[have[c] if c in have else _col(raw, c, t) for c, t in _CALL.items()],
+        *[have[c] if c in have else _col(sch, c, t) for c, t in _CALL.items()],
         (pl.col("trial") + g).alias("_seq"),
     )
 
 
-def _col(df: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
-    if name not in df.columns:
+def _col(have: pl.Schema, name: str, dtype: pl.DataType) -> pl.Expr:
+    if name not in have:
         return pl.lit(None, dtype).alias(name)  # task_step, llm_retries, duration_ms
-    return pl.col(name) if df.schema[name] == dtype else pl.col(name).cast(dtype)
+    return pl.col(name) if have[name] == dtype else pl.col(name).cast(dtype)
 
 
 def _python_rows(parse_chunk: Callable, items: list[tuple], pos: dict) -> tuple:

@@ -377,7 +377,10 @@ def build_trajectories(
     steps = pl.concat(steps_parts, how="vertical_relaxed")
     calls = pl.concat(calls_parts, how="vertical_relaxed")
     index = pl.concat(index_parts, how="vertical_relaxed").filter(pl.col("has_data"))
-    errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
+    if len(err_parts) == 1:  # nothing from the cache: the parsed errors as they are
+        errs = list(errors)
+    else:
+        errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
     summary = _summary(index, t)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)
 
