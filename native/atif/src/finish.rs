@@ -96,9 +96,9 @@ fn envelope_flag(o: &str) -> Result<Option<bool>, Defer> {
     };
     let success = path_text(doc.get("success"));
     let err = path_text(doc.get("error"));
-    Ok(if success == Some("false") {
-        Some(true)
-    } else if err.is_some_and(|e| !matches!(e, "" | "false" | "null" | "{}" | "[]")) {
+    let failed = success == Some("false")
+        || err.is_some_and(|e| !matches!(e, "" | "false" | "null" | "{}" | "[]"));
+    Ok(if failed {
         Some(true)
     } else if success == Some("true") {
         Some(false)
