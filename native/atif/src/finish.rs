@@ -267,8 +267,7 @@ fn error_line(line: &str) -> bool {
     let l = line.as_bytes();
     // ^(?:bash|sh|zsh|/bin/sh|/bin/bash): .*(?:No such file or directory|Permission denied|syntax error)
     for p in ["bash: ", "sh: ", "zsh: ", "/bin/sh: ", "/bin/bash: "] {
-        if line.starts_with(p) {
-            let rest = &line[p.len()..];
+        if let Some(rest) = line.strip_prefix(p) {
             if [
                 "No such file or directory",
                 "Permission denied",
