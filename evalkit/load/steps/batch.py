@@ -48,28 +48,13 @@ def _status(trials: pl.DataFrame, agents: list[str | None]) -> list[int]:
     return st
 
 
-def _finished_steps(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
-    """Steps rows of the extractor -> STEP_COLUMNS + _seq. Timestamps come parsed
-    (``ts_us``); one it left (``_ts`` set, ``ts_us`` null) is parsed by Polars."""
-    ts = pl.col("ts_us").cast(UTC_DATETIME)
-    if raw["ts_us"].null_count() != raw["_ts"].null_count():
-        ts = pl.coalesce(ts, parse_timestamps())
-    sch = raw.schema
-    have = {
-        "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
-        "timestamp": ts.alias("timestamp"),
-    }
-    return raw.select(
-        *[have[c] if c in have else _col(sch, c, t) for c, t in _STEP.items()],
-        (pl.col("trial") + g).alias("_seq"),
-    )
-
-
-def _finished_calls(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
-    """Call rows of the extractor -> TOOL_CALL_COLUMNS + _seq. exit_code, is_error,
-    is_error_source, retried and timestamp come computed (native/atif/src/finish.rs); rows
-    it could not decide exactly (``fin`` False) get the Polars rules."""
-    if not raw["fin"].all():
+def _finished(raw: pl.DataFrame, ids: pl.Series, g: int, out: dict) -> pl.DataFrame:
+    """Rows of the extractor -> the ``out`` columns (STEP_COLUMNS / TOOL_CALL_COLUMNS) +
+    _seq. Timestamps come parsed (``ts_us``); one it left (``_ts`` set, ``ts_us`` null)
+    is parsed by Polars. For calls, exit_code, is_error, is_error_source and retried come
+    computed (native/atif/src/finish.rs); rows it could not decide exactly (``fin``
+    False) get the Polars rules."""
+    if "fin" in raw.columns and not raw["fin"].all():
         where = (~raw["fin"]).arg_true()
         sub = finish_tool_calls(raw[where])
         raw = raw.with_columns(
@@ -84,7 +69,7 @@ def _finished_calls(raw: pl.DataFrame, ids: pl.Series, g: int) -> pl.DataFrame:
         "timestamp": ts.alias("timestamp"),
     }
     return raw.select(
-        *[have[c] if c in have else _col(sch, c, t) for c, t in _CALL.items()],
+        *[have[c] if c in have else _col(sch, c, t) for c, t in out.items()],
         (pl.col("trial") + g).alias("_seq"),
     )
 
@@ -150,9 +135,9 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
             if res.steps.height:
-                steps_parts.append(_finished_steps(res.steps, ids, g))
+                steps_parts.append(_finished(res.steps, ids, g, _STEP))
             if res.calls.height:
-                calls_parts.append(_finished_calls(res.calls, ids, g))
+                calls_parts.append(_finished(res.calls, ids, g, _CALL))
             # the others: the Python path
             rest = [i for i, s in enumerate(st) if s == 1]
             if rest:

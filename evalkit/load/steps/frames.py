@@ -174,3 +174,26 @@ def metrics_mismatch_expr() -> pl.Expr:
 def summary_frame(rows: dict[str, list]) -> pl.DataFrame:
     """trial_summary frame from column lists (keys of SUMMARY_SCHEMA)."""
     return pl.DataFrame(rows, schema=SUMMARY_SCHEMA)
+
+
+_MISMATCH = metrics_mismatch_expr().alias("metrics_mismatch")
+_DIFFERS = metrics_differ_expr()
+_RESULT_TOTALS = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
+
+
+def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
+    """trial_summary (SUMMARY_SCHEMA) from the trajectory index (trial_id, n_steps,
+    n_tool_calls, n_turns, fm_* final_metrics totals) and the trials frame (result.json
+    totals for metrics_mismatch; a missing column compares as unknown)."""
+    tok = trials.select(
+        "trial_id",
+        *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
+    )
+    j = index.join(tok, on="trial_id", how="left")
+    keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
+    rows = j.select(_DIFFERS.arg_true())[:, 0]
+    if len(rows) == 0:  # the usual case: no text to format
+        out = j.select(*keep, pl.lit(None, pl.String).alias("metrics_mismatch"))
+    else:
+        out = j.select(*keep, _MISMATCH)
+    return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)

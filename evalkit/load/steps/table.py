@@ -32,14 +32,12 @@ from evalkit.load.steps.atif import Acc
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
-    SUMMARY_SCHEMA,
     final_totals,
     finish_calls,
     finish_steps,
-    metrics_differ_expr,
-    metrics_mismatch_expr,
     raw_calls_frame,
     raw_steps_frame,
+    trial_summary,
 )
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
@@ -381,25 +379,5 @@ def build_trajectories(
         errs = list(errors)
     else:
         errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
-    summary = _summary(index, t)
+    summary = trial_summary(index, t)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)
-
-
-_MISMATCH = metrics_mismatch_expr().alias("metrics_mismatch")
-_DIFFERS = metrics_differ_expr()
-_RESULT_TOTALS = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
-
-
-def _summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
-    tok = trials.select(
-        "trial_id",
-        *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
-    )
-    j = index.join(tok, on="trial_id", how="left")
-    keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
-    rows = j.select(_DIFFERS.arg_true())[:, 0]
-    if len(rows) == 0:  # the usual case: no text to format
-        out = j.select(*keep, pl.lit(None, pl.String).alias("metrics_mismatch"))
-    else:
-        out = j.select(*keep, _MISMATCH)
-    return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)
