@@ -251,7 +251,10 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
                 }
             }
             let message = text_of(s.get("message"))?;
-            let (n_calls, obs_step) = calls(s, at, at.start + i as i64, ts, out, &mut refs)?;
+            // parsed once for the step and its calls (finish.rs)
+            let ts_us = ts.and_then(|t| finish::timestamp_us(t).ok());
+            let (n_calls, obs_step) =
+                calls(s, at, at.start + i as i64, (ts, ts_us), out, &mut refs)?;
             if src == Some("agent") && copied != Some(true) {
                 n_agent += 1;
                 n_agent_calls += n_calls;
@@ -282,7 +285,7 @@ pub fn document(doc: &V, at: &Place, out: &mut Out) -> Result<DocInfo, Fallback>
             c[17].i(fit(int_val(s.get("llm_call_count"))));
             let extra = s.get("extra").filter(|x| x.truthy());
             c[18].s(json_text(extra)?.as_deref());
-            c[19].i(ts.and_then(|t| finish::timestamp_us(t).ok()));
+            c[19].i(ts_us);
             out.steps.rows += 1;
         }
         Ok(())
@@ -338,7 +341,7 @@ fn calls<'b>(
     s: &'b V,
     at: &Place,
     step_index: i64,
-    ts: Option<&str>,
+    (ts, ts_us): (Option<&str>, Option<i64>),
     out: &mut Out,
     refs: &mut Vec<RefItem>,
 ) -> Result<(i64, Option<Cow<'b, str>>), Fallback> {
@@ -455,19 +458,9 @@ fn calls<'b>(
         col[13].s(ts);
         // finished here (finish.rs): exit_code, is_error, is_error_source, retried,
         // timestamp; `fin` false = Python computes the first three with Polars
-        match finish::signals(obs.as_deref(), cmd.is_some(), s_err, s_exit) {
-            Ok(sg) => {
-                col[14].i(sg.exit_code);
-                col[15].b(sg.is_error);
-                col[16].s(sg.source);
-                col[19].b(Some(true));
-            }
-            Err(_) => {
-                col[14].i(None);
-                col[15].b(None);
-                col[16].s(None);
-                col[19].b(Some(false));
-            }
+        let sg = finish::signals(obs.as_deref(), cmd.is_some(), s_err, s_exit);
+        if let [code, err, src, _, _, fin] = &mut col[14..20] {
+            finish::write(sg, code, err, src, fin);
         }
         let args_text = match args {
             None | Some(V::Null) => None,
@@ -478,7 +471,7 @@ fn calls<'b>(
             (Some(f), Some(a)) => Some(out.seen.repeat(at.label, f, a)),
             _ => None,
         });
-        col[18].i(ts.and_then(|t| finish::timestamp_us(t).ok()));
+        col[18].i(ts_us);
         out.calls.rows += 1;
     }
     Ok((n as i64, step_obs))

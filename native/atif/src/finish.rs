@@ -10,6 +10,7 @@
 //! `None`: the row is marked not exact and Python computes it with the Polars rules.
 //! `tests/load_steps/test_native_finish.py` checks both against each other.
 
+use crate::cols::Col;
 use crate::json::{parse_env, EnvBad, V};
 
 /// exit_code, is_error, is_error_source of one call.
@@ -21,6 +22,22 @@ pub struct Signals {
 
 /// Not decidable here: Python computes the row.
 pub struct Defer;
+
+/// Write a row's `signals` result: exit_code, is_error, is_error_source, and `fin`
+/// (false: undecided, the three are null and Python computes them).
+pub fn write(
+    r: Result<Signals, Defer>,
+    code: &mut Col,
+    err: &mut Col,
+    src: &mut Col,
+    fin: &mut Col,
+) {
+    let sg = r.as_ref().ok();
+    code.i(sg.and_then(|s| s.exit_code));
+    err.b(sg.and_then(|s| s.is_error));
+    src.s(sg.and_then(|s| s.source));
+    fin.b(Some(sg.is_some()));
+}
 
 /// `finish_tool_calls` for one row (`command` is only tested for null).
 pub fn signals(

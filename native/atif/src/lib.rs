@@ -190,19 +190,14 @@ pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch
             _ => None,
         };
         let c = &mut tb.cols;
-        match finish::signals(obs, shell, s_err, s_exit) {
-            Ok(sg) => {
-                c[0].i(sg.exit_code);
-                c[1].b(sg.is_error);
-                c[2].s(sg.source);
-                c[3].b(Some(true));
-            }
-            Err(_) => {
-                c[0].i(None);
-                c[1].b(None);
-                c[2].s(None);
-                c[3].b(Some(false));
-            }
+        if let [code, err, src, fin, ..] = &mut c[..] {
+            finish::write(
+                finish::signals(obs, shell, s_err, s_exit),
+                code,
+                err,
+                src,
+                fin,
+            );
         }
         match get(4).and_then(|v| v.as_str()).map(finish::timestamp_us) {
             None => {
