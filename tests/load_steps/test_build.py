@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from evalkit.load.steps import batch, table
 from evalkit.load.steps import native as native_ext
-from evalkit.load.steps import table
 from evalkit.load.steps.table import build_trajectories
 from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
 
@@ -144,22 +144,28 @@ def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypa
     if compiled and not native_ext.available():
         pytest.skip("compiled extractor not built (test_native_parity checks CI builds it)")
     parsed: list[str] = []
-    real, real_native = table.parse_trial, native_ext.parse_trials
+    real, real_parse, real_status = table.parse_trial, native_ext.parse, batch._status
+    batch_dirs: list[list[str]] = []
 
     def spy(trial_id, *a, **k):
         parsed.append(trial_id)
         return real(trial_id, *a, **k)
 
-    def spy_native(dirs, *a, **k):
-        res = real_native(dirs, *a, **k)
+    def spy_parse(dirs, *a, **k):
+        batch_dirs.append(list(dirs))
+        return real_parse(dirs, *a, **k)
+
+    def spy_status(status, agents):
+        st = real_status(status, agents)
         # trials the extractor parsed itself (the others reach parse_trial)
         parsed.extend(
-            os.path.basename(d) for d, s in zip(dirs, res.trials["status"], strict=True) if s != 1
+            os.path.basename(d) for d, s in zip(batch_dirs[-1], st, strict=True) if s != 1
         )
-        return res
+        return st
 
     monkeypatch.setattr(table, "parse_trial", spy)
-    monkeypatch.setattr(native_ext, "parse_trials", spy_native)
+    monkeypatch.setattr(native_ext, "parse", spy_parse)
+    monkeypatch.setattr(batch, "_status", spy_status)
     t1 = make_trial("t1", {"agent/trajectory.json": CC_PASS})
     t2 = make_trial("t2", {"agent/trajectory.json": T2 / "hello-world.trajectory.json"})
     first = _build(trials_frame([t1, t2]), cache=True)

@@ -42,7 +42,7 @@ def polars_rules(rows: list) -> pl.DataFrame:
         },
     )
     out = finish_tool_calls(df)
-    return out.with_columns(parse_timestamps().dt.epoch("us").alias("ts_us"))
+    return out.with_columns(parse_timestamps().alias("ts_us"))
 
 
 def check(rows: list) -> pl.DataFrame:

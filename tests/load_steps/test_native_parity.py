@@ -846,6 +846,49 @@ def test_many_trials_in_small_groups(tmp_path: Path, monkeypatch: pytest.MonkeyP
         both(trials)
 
 
+#: Rows the extractor leaves to Polars, and a trial the Python path parses: in a batch
+#: they add columns to the frames the extractor hands over (steps/batch.py ``_take``).
+RARE = {
+    "plain": {"agent/trajectory.json": _j(_doc([_call_step(1, "ls", "[exit_code] 0")]))},
+    # a digit Polars' \\d matches that the port does not decide: Polars finishes the call
+    "call_left": {"agent/trajectory.json": _j(_doc([_call_step(1, "ls", "[exit_code] \u0661")]))},
+    # a year outside the port's 1970-2200: Polars parses the timestamp
+    "timestamp_left": {
+        "agent/trajectory.json": _j(
+            _doc([_call_step(1, "ls", "ok", timestamp="2301-05-01T10:00:00+02:00")])
+        )
+    },
+    "python_path": EDGES["multi_step"],
+}
+
+
+@pytest.mark.parametrize(
+    "names",
+    [["plain", "call_left"], ["plain", "timestamp_left"], ["call_left", "python_path"],
+     ["timestamp_left", "python_path", "plain"], list(RARE)],
+)  # fmt: skip
+@pytest.mark.parametrize("non_ascii_ids", [False, True])
+def test_rows_left_to_polars(names: list[str], non_ascii_ids: bool, tmp_path: Path) -> None:
+    """Calls and timestamps the extractor leaves to Polars and Python-path trials, alone
+    and mixed in a batch; trial ids ASCII or not (passed to the library as UTF-8)."""
+    dirs = []
+    for name in names:
+        _materialise(tmp_path / "job" / name, RARE[name])
+        dirs.append(tmp_path / "job" / name)
+    trials = _trials(dirs)
+    if non_ascii_ids:
+        ids = [f"{d.name}-tríal \u2028✓" for d in dirs]
+        trials = trials.with_columns(pl.Series("trial_id", ids, pl.String))
+    tf = both(trials)
+    assert tf.tool_calls.height >= len([n for n in names if n != "python_path"])
+    assert tf.tool_calls["trial_id"].null_count() == 0
+    for name, code in (("call_left", None), ("timestamp_left", None), ("plain", 0)):
+        if name in names:
+            row = tf.tool_calls.filter(pl.col("trial_id").str.starts_with(name))
+            assert row["exit_code"].to_list() == [code]
+            assert row["timestamp"].is_null().sum() == 0
+
+
 @pytest.mark.parametrize("over", [0, 1, 5000])
 def test_size_cap(over: int, tmp_path: Path) -> None:
     """EVALKIT_MAX_FILE_MB lowered: a main file at / over the cap, a continuation over it."""

@@ -1,20 +1,29 @@
 """Trajectory parsing with the compiled extractor (``steps/native.py``).
 
 The extractor parses whole trial folders (orchestration included: continuations,
-subagents, summarisation files, labels, error rows) on several threads. A trial it hands
-back (status 1: no ATIF trajectory, a multi-step task, a file that is unreadable, not
-strict JSON or not ATIF, embedded subagent trajectories, ...) is parsed by the Python path
+subagents, summarisation files, labels, error rows) on several threads and finishes the
+rows (timestamps, exit codes, is_error, retried). A trial it hands back (status 1: no
+ATIF trajectory, a multi-step task, a file that is unreadable, not strict JSON or not
+ATIF, embedded subagent trajectories, ...) is parsed by the Python path
 (``extract.parse_trial``). Rows, index and errors are put back in trial order, so the
 frames are the ones the Python-only path produces (``tests/load_steps/test_native_parity.py``).
+
+Its tables come out directly in the final column layout (STEP_COLUMNS /
+TOOL_CALL_COLUMNS, trial_id filled from the ids), so on the usual load no Polars
+operation runs after parsing: a query costs ~0.1 ms whatever the row count, as much as
+parsing a few trials. Columns for the rare cases (rows of Python-path trials to put in
+place, timestamps or calls the extractor left to Polars) are asked for only when the
+library counts such rows.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import polars as pl
 
-from evalkit.load._columns import UTC_DATETIME, schema
+from evalkit.load._columns import schema
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.steps import native
@@ -35,11 +44,11 @@ _STEP = schema(STEP_COLUMNS)
 _CALL = schema(TOOL_CALL_COLUMNS)
 
 
-def _status(trials: pl.DataFrame, agents: list[str | None]) -> list[int]:
+def _status(status: pl.Series, agents: list[str | None]) -> list[int]:
     """Statuses, with the trials without an ATIF trajectory of a goose agent handed to the
     Python path (status 1: extract.find_goose_log looks for its log; a trial with a goose
     log name in agent/ the extractor hands back itself)."""
-    st = trials["status"].to_list()
+    st = status.to_list()
     goose = {a for a in set(agents) if a and "goose" in a.lower()}
     if goose:
         for i, a in enumerate(agents):
@@ -48,36 +57,83 @@ def _status(trials: pl.DataFrame, agents: list[str | None]) -> list[int]:
     return st
 
 
-def _finished(raw: pl.DataFrame, ids: pl.Series, g: int, out: dict) -> pl.DataFrame:
-    """Rows of the extractor -> the ``out`` columns (STEP_COLUMNS / TOOL_CALL_COLUMNS) +
-    _seq. Timestamps come parsed (``ts_us``); one it left (``_ts`` set, ``ts_us`` null)
-    is parsed by Polars. For calls, exit_code, is_error, is_error_source and retried come
-    computed (native/atif/src/finish.rs); rows it could not decide exactly (``fin``
-    False) get the Polars rules."""
-    if "fin" in raw.columns and not raw["fin"].all():
-        where = (~raw["fin"]).arg_true()
-        sub = finish_tool_calls(raw[where])
-        raw = raw.with_columns(
-            raw[c].scatter(where, sub[c]) for c in ("exit_code", "is_error", "is_error_source")
-        )
-    ts = pl.col("ts_us").cast(UTC_DATETIME)
-    if raw["ts_us"].null_count() != raw["_ts"].null_count():
-        ts = pl.coalesce(ts, parse_timestamps())
-    sch = raw.schema
-    have = {
-        "trial_id": pl.lit(ids).gather(pl.col("trial")).alias("trial_id"),
-        "timestamp": ts.alias("timestamp"),
-    }
-    return raw.select(
-        *[have[c] if c in have else _col(sch, c, t) for c, t in out.items()],
-        (pl.col("trial") + g).alias("_seq"),
+#: Extractor columns kept after the final ones when needed: the trial's position (_seq),
+#: what rows the extractor left need (timestamps it could not parse: _ts; calls it could
+#: not finish: fin, _s_err, _s_exit).
+_HIDDEN = {"_seq": "trial", "_ts": "_ts", "fin": "fin", "_s_err": "_s_err", "_s_exit": "_s_exit"}
+_FROM = {"timestamp": "ts_us"}  # final column <- extractor column, when named differently
+_TABLES = {native.STEPS: (_STEP, native.STEP_COLS), native.CALLS: (_CALL, native.CALL_COLS)}
+_TRIAL_LAYOUT = native.layout(
+    (
+        ("trial_id", "U", native.ROW_TRIAL_ID),
+        *((c, "g" if c.startswith("fm_") else "l", k) for k, (c, _) in enumerate(native.TRIAL_COLS) if c != "agent"),
     )
+)  # fmt: skip
 
 
-def _col(have: pl.Schema, name: str, dtype: pl.DataType) -> pl.Expr:
-    if name not in have:
-        return pl.lit(None, dtype).alias(name)  # task_step, llm_retries, duration_ms
-    return pl.col(name) if have[name] == dtype else pl.col(name).cast(dtype)
+@functools.cache
+def _layout(table: int, hidden: frozenset[str]) -> native.Layout:
+    """Table STEPS / CALLS in its final layout (STEP_COLUMNS / TOOL_CALL_COLUMNS: columns
+    the extractor does not write all null, trial_id from the trial ids), then the
+    ``hidden`` columns (_HIDDEN) in that order."""
+    out, raw = _TABLES[table]
+    where = {name: k for k, (name, _) in enumerate(raw)}
+    kinds = dict(raw)
+    cols = [
+        (c, native.arrow_format(t), where.get(_FROM.get(c, c), native.NULL)) for c, t in out.items()
+    ]
+    cols[list(out).index("trial_id")] = ("trial_id", "U", native.TRIAL_ID)
+    fmt = {"i": "l", "f": "g", "b": "b", "s": "U"}
+    cols += [(h, fmt[kinds[r]], where[r]) for h, r in _HIDDEN.items() if h in hidden]
+    return native.layout(tuple(cols))
+
+
+def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame:
+    """Rows of table STEPS / CALLS -> the finished frame (+ _seq, the trial's position,
+    when ``seq``); ``ids``: the encoded trial ids.
+
+    Timestamps come parsed; one the extractor left (``_ts`` set, timestamp null) is parsed
+    by Polars. For calls, exit_code, is_error, is_error_source and retried come computed
+    (native/atif/src/finish.rs); rows it could not decide exactly (``fin`` False) get the
+    Polars rules."""
+    out = _TABLES[table][0]
+    hidden = set()
+    if seq:
+        hidden.add("_seq")
+    if res.count(table, "ts_us") != res.count(table, "_ts"):
+        hidden.add("_ts")
+    if table == native.CALLS and res.count(table, "fin"):
+        hidden |= {"fin", "_s_err", "_s_exit"}
+    lay = _layout(table, frozenset(hidden))
+    df = res.frame(table, lay, ids)
+    if not hidden:
+        return df  # the usual load: final as it comes
+    if "fin" in hidden:
+        where = (~df["fin"]).arg_true()
+        sub = finish_tool_calls(df[where])
+        df = df.with_columns(
+            df[c].clone().scatter(where, sub[c])
+            for c in ("exit_code", "is_error", "is_error_source")
+        )
+    if "_ts" in hidden:
+        df = df.with_columns(pl.coalesce("timestamp", parse_timestamps()).alias("timestamp"))
+    return df[[*out, "_seq"] if seq else list(out)]
+
+
+def _index(tr: pl.DataFrame, sigs: list[str], st: list[int], seq: bool) -> pl.DataFrame:
+    """Index rows (``table.INDEX_SCHEMA``) of the trials the extractor parsed (status 0;
+    2 = no ATIF trajectory: has_data False), + _seq when ``seq``."""
+    cols = [
+        tr["trial_id"], pl.Series("sig", sigs, pl.String), (tr["status"] == 0).alias("has_data"),
+        tr["n_steps"], tr["n_tool_calls"], tr["n_steps"].alias("n_turns"),
+        tr["fm_prompt"], tr["fm_completion"], tr["fm_cached"], tr["fm_cost"],
+    ]  # fmt: skip
+    if seq:
+        cols.append(pl.Series("_seq", range(len(sigs)), pl.Int64))
+    if 1 in st:
+        keep = pl.Series(st) != 1
+        cols = [c.filter(keep) for c in cols]
+    return pl.DataFrame(cols)
 
 
 def _python_rows(parse_chunk: Callable, items: list[tuple], pos: dict) -> tuple:
@@ -100,13 +156,36 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df.sort(keys, maintain_order=True).drop("_seq")
 
 
+def _native(res: native.Result, items: list[tuple], g: int) -> tuple:
+    """What the extractor made of ``items`` (group offset ``g``): (statuses, (steps, calls,
+    index) or None when every trial goes to the Python path, errors as (position,
+    LoadError)). The frames carry _seq when some trial has status 1."""
+    n = len(items)
+    if not res.ok(4, native.TRIALS, n):  # a worker died (panics are caught per trial)
+        return [1] * n, None, []
+    enc = native.encode_ids([it[0] for it in items])
+    tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc)
+    st = _status(tr["status"], [it[3] for it in items])
+    seq = 1 in st
+    if all(s == 1 for s in st):
+        return st, None, []
+    steps, calls = (_take(res, t, enc, seq) for t in (native.STEPS, native.CALLS))
+    errors = []
+    if res.rows(native.ERRORS):
+        for k, path, kind, msg in res.errors():
+            if st[k] != 1:  # else handed to the Python path after all (goose log)
+                it = items[k]
+                errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
+    return st, (steps, calls, _index(tr, [it[4] for it in items], st, seq)), errors
+
+
 def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool) -> tuple:
     """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index frame
-    (``index_schema``), errors), in the Python path's order; the frames are finished (STEP_COLUMNS /
-    TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make them."""
-    steps_parts: list[pl.DataFrame] = []
-    calls_parts: list[pl.DataFrame] = []
-    index_parts: list[pl.DataFrame] = []
+    (``index_schema``), errors), in the Python path's order; the frames are finished
+    (STEP_COLUMNS / TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make
+    them. Groups of trials come back in order; within a group, rows of trials the
+    Python path parsed are put in place by _seq (position of the trial)."""
+    parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[tuple[int, LoadError]] = []
     bar = None
     if progress and work:
@@ -116,59 +195,39 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
     with held_cap() as cap:
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
-            res = native.parse_trials([it[1] for it in items], cap)
-            st = _status(res.trials, [it[3] for it in items])
-            ids = pl.Series("trial_id", [it[0] for it in items], pl.String)
-            # trials the extractor parsed (2: no ATIF trajectory)
-            idx = res.trials.select(
-                ids, pl.Series("sig", [it[4] for it in items], pl.String),
-                (pl.col("status") == 0).alias("has_data"), "n_steps", "n_tool_calls",
-                pl.col("n_steps").alias("n_turns"), "fm_prompt", "fm_completion", "fm_cached",
-                "fm_cost", pl.int_range(g, g + len(items), dtype=pl.Int64).alias("_seq"),
-            )  # fmt: skip
-            if 1 in st:
-                idx = idx.filter(pl.Series(st) != 1)
-            index_parts.append(idx)
-            for k, path, kind, msg in res.errors:
-                if st[k] == 1:  # handed to the Python path after all (goose log)
-                    continue
-                it = items[k]
-                errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
-            if res.steps.height:
-                steps_parts.append(_finished(res.steps, ids, g, _STEP))
-            if res.calls.height:
-                calls_parts.append(_finished(res.calls, ids, g, _CALL))
-            # the others: the Python path
-            rest = [i for i, s in enumerate(st) if s == 1]
-            if rest:
-                pos = {items[i][0]: g + i for i in rest}
-                p_steps, p_calls, p_idx, errs = _python_rows(
+            st, nat, errs = _native(native.parse([it[1] for it in items], cap), items, g)
+            errors += errs
+            rest = [i for i, s in enumerate(st) if s == 1]  # for the Python path
+            if not rest:
+                parts.append(nat)
+            else:
+                pos = {items[i][0]: i for i in rest}
+                p_steps, p_calls, p_idx, p_errs = _python_rows(
                     parse_chunk, [items[i] for i in rest], pos
                 )
-                steps_parts.append(p_steps)
-                calls_parts.append(p_calls)
-                index_parts.append(
-                    pl.DataFrame(p_idx, schema=index_schema).with_columns(
-                        pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64).alias("_seq")
-                    )
+                p_index = pl.DataFrame(p_idx, schema=index_schema).with_columns(
+                    pl.col("trial_id").replace_strict(pos, return_dtype=pl.Int64).alias("_seq")
                 )
-                errors += [(pos[e.trial_id], e) for e in errs]  # type: ignore[index]
+                got = [(p_steps, p_calls, p_index)] + ([nat] if nat else [])
+                keys = (["_seq", "step_index"], ["_seq", "step_index", "call_index"], ["_seq"])
+                parts.append(
+                    tuple(_in_order(pl.concat([x[k] for x in got]), keys[k]) for k in range(3))  # type: ignore[arg-type]
+                )
+                errors += [(g + pos[e.trial_id], e) for e in p_errs]  # type: ignore[index]
             if bar is not None:
                 bar.update(len(items))
     if bar is not None:
         bar.close()
-    seq = {"_seq": pl.Int64}
-    steps_parts = steps_parts or [pl.DataFrame(schema={**_STEP, **seq})]
-    calls_parts = calls_parts or [pl.DataFrame(schema={**_CALL, **seq})]
-    index_parts = index_parts or [pl.DataFrame(schema={**index_schema, **seq})]
-    index = pl.concat(index_parts)
-    if not index["_seq"].is_sorted():
-        index = index.sort("_seq", maintain_order=True)
-    index = index.drop("_seq")
     errors.sort(key=lambda x: x[0])  # stable: each trial's errors keep their order
     return (
-        _in_order(pl.concat(steps_parts), ["_seq", "step_index"]),
-        _in_order(pl.concat(calls_parts), ["_seq", "step_index", "call_index"]),
-        index,
+        _concat([p[0] for p in parts], _STEP),
+        _concat([p[1] for p in parts], _CALL),
+        _concat([p[2] for p in parts], index_schema),
         [e for _, e in errors],
     )
+
+
+def _concat(parts: list[pl.DataFrame], schema: dict) -> pl.DataFrame:
+    if not parts:
+        return pl.DataFrame(schema=schema)
+    return parts[0] if len(parts) == 1 else pl.concat(parts)

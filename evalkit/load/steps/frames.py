@@ -185,15 +185,16 @@ def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
     """trial_summary (SUMMARY_SCHEMA) from the trajectory index (trial_id, n_steps,
     n_tool_calls, n_turns, fm_* final_metrics totals) and the trials frame (result.json
     totals for metrics_mismatch; a missing column compares as unknown)."""
-    tok = trials.select(
-        "trial_id",
-        *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
-    )
-    j = index.join(tok, on="trial_id", how="left")
-    keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
-    rows = j.select(_DIFFERS.arg_true())[:, 0]
-    if len(rows) == 0:  # the usual case: no text to format
-        out = j.select(*keep, pl.lit(None, pl.String).alias("metrics_mismatch"))
-    else:
-        out = j.select(*keep, _MISMATCH)
-    return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)
+    keep = [
+        index[c].cast(SUMMARY_SCHEMA[c]) for c in ("trial_id", "n_steps", "n_tool_calls", "n_turns")
+    ]
+    if any(c in trials.columns for c in _RESULT_TOTALS):
+        tok = trials.select(
+            "trial_id",
+            *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
+        )
+        j = index.join(tok, on="trial_id", how="left")
+        if len(j.select(_DIFFERS.arg_true())[:, 0]):
+            return pl.DataFrame([*keep, j.select(_MISMATCH).to_series().cast(pl.String)])
+    # nothing to compare, or all agree (the usual case): no text to format
+    return pl.DataFrame([*keep, pl.Series("metrics_mismatch", [None] * index.height, pl.String)])

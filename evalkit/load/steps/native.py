@@ -1,10 +1,11 @@
 """The compiled ATIF extractor (``native/atif``, Rust, no dependencies) behind ctypes calls.
 
-``parse_trials`` hands a batch of trial folders to the library, which parses them on one
-thread per core (outside the GIL) exactly as ``steps/extract.py`` + ``steps/atif.py`` would:
+``parse`` hands a batch of trial folders to the library, which parses them on one thread
+per core (outside the GIL) exactly as ``steps/extract.py`` + ``steps/atif.py`` would:
 folder listing, continuations, subagents, labels, error rows, every step and call value.
-The result is Arrow column buffers wrapped without a copy (the library memory is freed
-when the last buffer is dropped). A trial the port does not cover exactly comes back
+Its tables (``*_COLS``) are taken out as Polars frames in a ``Layout`` (which columns, in
+which order, typed how) through the Arrow C stream interface: one call per frame, the
+library's buffers moved, not copied. A trial the port does not cover exactly comes back
 with status 1 and nothing else: ``steps/batch.py`` gives it to the Python path, so the
 frames never depend on which path ran (``tests/load_steps/test_native_parity.py``).
 ``probe`` lists trial folders for the cache signatures the same way.
@@ -18,13 +19,17 @@ only slower. ``EVALKIT_NATIVE=0`` forces the Python path.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+
+from evalkit.load._columns import UTC_DATETIME
 
 #: Where the build script puts the library (EVALKIT_NATIVE_LIB overrides).
 LIB_PATH = Path(__file__).with_name("_evalkit_atif.so")
@@ -58,7 +63,7 @@ LAYOUT = (
         "".join(k for _, k in cols)
         for cols in (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS, PROBE_COLS)
     )
-    + "|2"
+    + "|3"
 )
 
 _lib: ctypes.CDLL | None = None
@@ -87,12 +92,20 @@ def _declare(lib: ctypes.CDLL) -> None:
     c = ctypes
     u64p, vp = c.POINTER(c.c_uint64), c.c_void_p
     batch = [c.c_char_p, u64p, c.c_uint64, c.c_uint64, c.c_uint32]  # paths, offsets, n, x, threads
+    text = [c.c_char_p, c.c_uint64]
     for name, res, args in (
         ("ek_trials", vp, batch),
         ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
-        ("ek_bufs", c.c_int64, [vp, c.c_uint32, c.c_uint32, c.POINTER(vp), u64p, c.c_uint32]),
+        (
+            "ek_stream",
+            vp,
+            [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, *text[:1], u64p, c.c_uint64],
+        ),
+        ("ek_stream_free", None, [vp]),
+        ("ek_count", c.c_int64, [vp, c.c_uint32, c.c_uint32, c.c_uint32]),
+        ("ek_errors_json", c.c_void_p, [vp, c.c_uint32, u64p]),
         ("ek_free", None, [vp]),
         ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
         ("ek_layout", c.c_char_p, []),
@@ -111,27 +124,78 @@ def enabled() -> bool:
     return os.environ.get("EVALKIT_NATIVE", "1") != "0" and available()
 
 
-@dataclass
-class Trials:
-    """What the compiled extractor made of a batch of trial folders (in the order given).
-
-    ``trials``: a frame (TRIAL_COLS), one row per folder; status 0 = parsed; 2 = no ATIF trajectory
-    (``agent`` = the names in agent/, '\\0'-joined, for the goose-log check; a not_atif
-    error may be in ``errors``); 1 = the Python path must parse that trial (nothing else
-    of it is here). ``steps`` / ``calls``: raw rows of the others, in
-    final order, ``trial`` = position in the batch. ``errors``: (trial, path, kind,
-    message) LoadError rows.
-    """
-
-    trials: pl.DataFrame
-    steps: pl.DataFrame
-    calls: pl.DataFrame
-    errors: list[tuple[int, str, str, str]]
+#: Tables of a ``parse`` result.
+STEPS, CALLS, TRIALS, ERRORS = 0, 1, 2, 3
+_TABLE_COLS = {STEPS: STEP_COLS, CALLS: CALL_COLS, TRIALS: TRIAL_COLS, ERRORS: ERROR_COLS}
+#: Column sources of a ``Layout`` besides a table column's index.
+NULL, TRIAL_ID, ROW_TRIAL_ID = -1, -2, -3
+_KIND_FORMAT = {"i": "l", "f": "g", "b": "b", "s": "U"}
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-class _Handle:
-    """Owns a result handle: freed when the last Arrow buffer viewing its memory is gone
-    (pyarrow foreign buffers keep this object alive), so no column is copied out."""
+def arrow_format(dtype: pl.DataType) -> str:
+    """Arrow C format of the dtypes the extractor's frames hold."""
+    if dtype == UTC_DATETIME:
+        return "tsu:UTC"
+    return {pl.Int64: "l", pl.Float64: "g", pl.Boolean: "b", pl.String: "U"}[dtype]  # type: ignore[index]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Columns of a frame taken from a result table: (name, Arrow format, source) each,
+    source = the table column's index (each at most once), NULL (all null), TRIAL_ID (the
+    trial id at the position held in the row's column 0) or ROW_TRIAL_ID (the trial id
+    at the row's position: tables with a row per trial); encoded for ``ek_stream``."""
+
+    columns: tuple[tuple[str, str, int], ...]
+    names: bytes
+    formats: bytes
+    sources: Any  # ctypes int64 array
+
+    def schema(self) -> dict[str, pl.DataType]:
+        types = {"l": pl.Int64, "g": pl.Float64, "b": pl.Boolean, "U": pl.String}
+        return {n: UTC_DATETIME if f == "tsu:UTC" else types[f] for n, f, _ in self.columns}
+
+
+@functools.cache
+def layout(columns: tuple[tuple[str, str, int], ...]) -> Layout:
+    """The ``Layout`` of these columns (encoded once)."""
+    return Layout(
+        columns,
+        "\0".join(c[0] for c in columns).encode(),
+        "\0".join(c[1] for c in columns).encode(),
+        (ctypes.c_int64 * len(columns))(*(c[2] for c in columns)),
+    )
+
+
+def raw_layout(cols: Sequence[tuple[str, str]]) -> Layout:
+    """A table's columns as the library writes them (``ts_us`` a UTC datetime)."""
+    return layout(
+        tuple(
+            (name, "tsu:UTC" if name == "ts_us" else _KIND_FORMAT[k], i)
+            for i, (name, k) in enumerate(cols)
+        )
+    )
+
+
+class _Stream:
+    """An Arrow C stream capsule, offered to ``pl.DataFrame`` (PyCapsule interface)."""
+
+    __slots__ = ("capsule",)
+
+    def __init__(self, capsule: object) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.capsule
+
+
+class Result:
+    """A library result (``ek_trials`` / ``ek_probe`` / ``ek_finish_json``): one part of
+    tables (a worker that died leaves an empty part: ``ok`` is then False), freed with
+    this object; a table taken out as a frame owns its memory itself."""
 
     __slots__ = ("h", "lib")
 
@@ -141,26 +205,43 @@ class _Handle:
     def __del__(self) -> None:
         self.lib.ek_free(self.h)
 
+    def ok(self, tables: int, per_folder: int, n: int) -> bool:
+        """One part of ``tables`` tables, table ``per_folder`` with ``n`` rows."""
+        lib, h = self.lib, self.h
+        if lib.ek_parts(h) != 1 or any(lib.ek_rows(h, 0, t) < 0 for t in range(tables)):
+            return False
+        return lib.ek_rows(h, 0, per_folder) == n
 
-def _table(owner: _Handle, part: int, t: int, cols: tuple) -> Any:
-    import pyarrow as pa  # imported on first use (``import evalkit`` stays fast)
+    def rows(self, table: int) -> int:
+        return self.lib.ek_rows(self.h, 0, table)
 
-    types = {"i": pa.int64(), "f": pa.float64(), "b": pa.bool_(), "s": pa.large_string()}
-    k = 3 * len(cols)
-    ptrs, lens = (ctypes.c_void_p * k)(), (ctypes.c_uint64 * k)()
-    n = owner.lib.ek_bufs(owner.h, part, t, ptrs, lens, k)
-    if n < 0:
-        raise RuntimeError("evalkit native extractor: bad buffer request")
-    empty = pa.py_buffer(b"")
+    def count(self, table: int, column: str) -> int:
+        """False values of a Boolean column, nulls of another (of ``_TABLE_COLS``)."""
+        names = [name for name, _ in _TABLE_COLS[table]]
+        return self.lib.ek_count(self.h, 0, table, names.index(column))
 
-    def buf(j: int) -> Any:
-        return pa.foreign_buffer(ptrs[j], lens[j], base=owner) if lens[j] else empty
+    def errors(self) -> list[tuple[int, str, str, str]]:
+        """The error rows (ERROR_COLS) of an ``ek_trials`` result."""
+        import orjson
 
-    arrays = []
-    for c, (_, kind) in enumerate(cols):
-        parts = [buf(3 * c), buf(3 * c + 1)] + ([buf(3 * c + 2)] if kind == "s" else [])
-        arrays.append(pa.Array.from_buffers(types[kind], n, parts))
-    return pa.Table.from_arrays(arrays, names=[name for name, _ in cols])
+        n = ctypes.c_uint64()
+        p = self.lib.ek_errors_json(self.h, 0, ctypes.byref(n))
+        return [tuple(r) for r in orjson.loads(ctypes.string_at(p, n.value))]
+
+    def frame(self, table: int, lay: Layout, ids: tuple | None = None) -> pl.DataFrame:
+        """Table ``table`` as a frame of layout ``lay``, its buffers moved to Polars (the
+        table is empty afterwards). ``ids``: ``encode_ids`` of the trial ids."""
+        data, offs, n_ids = ids if ids is not None else (None, None, 0)
+        lib, nb, fb = self.lib, lay.names, lay.formats
+        s = lib.ek_stream(
+            self.h, 0, table, nb, len(nb), fb, len(fb), lay.sources, len(lay.columns), data, offs, n_ids
+        )  # fmt: skip
+        if not s:
+            raise RuntimeError("evalkit native extractor: the table does not fit the layout")
+        try:
+            return pl.DataFrame(_Stream(_PyCapsule_New(s, b"arrow_array_stream", None)))
+        finally:
+            lib.ek_stream_free(s)  # what Polars took is released by Polars
 
 
 def _lib_or_raise() -> ctypes.CDLL:
@@ -170,80 +251,62 @@ def _lib_or_raise() -> ctypes.CDLL:
     return lib
 
 
-def _paths(paths: list[str], threads: int | None, per: int) -> tuple[bytes, Any, int, int]:
-    joined = "".join(paths)
+def _encode(
+    texts: list[str], encode: Callable[[str], bytes] = os.fsencode
+) -> tuple[bytes, Any, int]:
+    """(bytes, n + 1 offsets, n) of ``texts`` (paths: os.fsencode)."""
+    joined = "".join(texts)
     if joined.isascii():  # the usual case: one encode, lengths in characters = bytes
-        data, lens = joined.encode("ascii"), [len(p) for p in paths]
+        data, lens = joined.encode("ascii"), [len(p) for p in texts]
     else:
-        enc = [os.fsencode(p) for p in paths]
+        enc = [encode(p) for p in texts]
         data, lens = b"".join(enc), [len(b) for b in enc]
-    n = len(paths)
+    n = len(texts)
+    return data, (ctypes.c_uint64 * (n + 1))(0, *itertools.accumulate(lens)), n
+
+
+def encode_ids(ids: list[str]) -> tuple[bytes, Any, int]:
+    """Trial ids for ``Result.frame``, as UTF-8 (ids from a Polars frame always are)."""
+    return _encode(ids, str.encode)
+
+
+@functools.cache
+def _cpus() -> int:
+    return os.cpu_count() or 1
+
+
+def _threads(n: int, threads: int | None, per: int) -> int:
+    """Threads for ``n`` folders: one per ``per`` folders, at most one per core (and 8)."""
     if threads is None:
-        threads = max(1, min(os.cpu_count() or 1, 8, (n + per - 1) // per))
-    return data, (ctypes.c_uint64 * (n + 1))(0, *itertools.accumulate(lens)), n, threads
+        threads = max(1, min(_cpus(), 8, (n + per - 1) // per))
+    return threads
+
+
+def parse(dirs: list[str], cap: int, threads: int | None = None) -> Result:
+    """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path):
+    tables STEPS, CALLS, TRIALS (a row per folder) and ERRORS; check ``ok(4, TRIALS,
+    len(dirs))`` before use."""
+    lib = _lib_or_raise()
+    buf, arr, n = _encode(dirs)
+    return Result(lib, lib.ek_trials(buf, arr, n, cap, _threads(n, threads, 4)))
 
 
 def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:
     """List trial folders like ``table.probe``: per folder (agent names or None, steps
     True/False/None, signature, total bytes), or None where Python must probe it."""
     lib = _lib_or_raise()
-    buf, arr, n, threads = _paths(dirs, threads, 64)
-    owner = _Handle(lib, lib.ek_probe(buf, arr, n, 1 if sign else 0, threads))
-    n_parts = lib.ek_parts(owner.h)
-    if any(lib.ek_rows(owner.h, p, 0) < 0 for p in range(n_parts)):
-        return [None] * n  # a worker died: Python probes everything
-    t = _concat([_table(owner, p, 0, PROBE_COLS) for p in range(n_parts)])
-    if t.num_rows != n:  # a worker failed: Python probes everything
+    buf, arr, n = _encode(dirs)
+    res = Result(lib, lib.ek_probe(buf, arr, n, 1 if sign else 0, _threads(n, threads, 64)))
+    if not res.ok(1, 0, n):  # a worker failed: Python probes everything
         return [None] * n
     out: list[tuple | None] = []
-    for agent, steps, sig, total in zip(*(t.column(i).to_pylist() for i in range(4)), strict=True):
+    for agent, steps, sig, total, _ in res.frame(0, raw_layout(PROBE_COLS)).iter_rows():
         if sig is None:
             out.append(None)
             continue
         names = None if agent is None else (frozenset(agent.split("\0")) if agent else frozenset())
         out.append((names, None if steps is None else steps == 1, sig, total))
     return out
-
-
-def _concat(tables: list) -> Any:
-    import pyarrow as pa
-
-    return pa.concat_tables(tables)
-
-
-def _empty(cols: tuple) -> pl.DataFrame:
-    types = {"i": pl.Int64, "f": pl.Float64, "b": pl.Boolean, "s": pl.String}
-    return pl.DataFrame(schema={name: types[k] for name, k in cols})
-
-
-def _all_python(n: int) -> Trials:
-    """Every trial handed to the Python path."""
-    nulls = [pl.lit(None, t).alias(c) for c, t in _empty(TRIAL_COLS).schema.items()]
-    trials = pl.DataFrame({"_": [0] * n}).with_columns(*nulls).drop("_")
-    trials = trials.with_columns(pl.lit(1, pl.Int64).alias("status"))
-    return Trials(trials, _empty(STEP_COLS), _empty(CALL_COLS), [])
-
-
-def parse_trials(dirs: list[str], cap: int, threads: int | None = None) -> Trials:
-    """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path)."""
-    import pyarrow as pa
-
-    lib = _lib_or_raise()
-    buf, arr, n, threads = _paths(dirs, threads, 64)
-    owner = _Handle(lib, lib.ek_trials(buf, arr, n, cap, threads))
-    layout = (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS)
-    n_parts = lib.ek_parts(owner.h)
-    if any(lib.ek_rows(owner.h, p, t) < 0 for p in range(n_parts) for t in range(4)):
-        return _all_python(n)  # a worker died (panics are caught per trial: not expected)
-    parts = [[_table(owner, p, t, cols) for t, cols in enumerate(layout)] for p in range(n_parts)]
-    steps_t, calls_t, trials_t, errors_t = (
-        pa.concat_tables([x[i] for x in parts]) for i in range(4)
-    )
-    if trials_t.num_rows != n:
-        return _all_python(n)
-    errors = list(zip(*(errors_t.column(i).to_pylist() for i in range(4)), strict=True))
-    frames = (pl.from_arrow(x) for x in (trials_t, steps_t, calls_t))
-    return Trials(*frames, errors)  # type: ignore[arg-type]
 
 
 #: Columns of ``finish_rows`` (the test hook of native/atif/src/finish.rs).
@@ -255,9 +318,9 @@ FINISH_COLS = (
 
 def finish_rows(rows: list) -> pl.DataFrame:
     """The compiled finishing rules (exit_code, is_error, is_error_source; ``fin`` False
-    where Python must compute them) and timestamp (``ts_us``; ``ts_fin`` False where
+    where Python must compute them) and timestamp (``ts_us``, UTC; ``ts_fin`` False where
     Python must parse it) of rows ``[observation, shell, s_err, s_exit, timestamp]``.
-    For tests: steps/batch.py gets the same values from ``parse_trials``."""
+    For tests: steps/batch.py gets the same values from ``parse``."""
     import orjson
 
     lib = _lib_or_raise()
@@ -265,5 +328,4 @@ def finish_rows(rows: list) -> pl.DataFrame:
     h = lib.ek_finish_json(text, len(text))
     if not h:
         raise ValueError("finish_rows: rows must be [observation, shell, s_err, s_exit, ts]")
-    owner = _Handle(lib, h)
-    return pl.from_arrow(_table(owner, 0, 0, FINISH_COLS))  # type: ignore[return-value]
+    return Result(lib, h).frame(0, raw_layout(FINISH_COLS))

@@ -266,6 +266,24 @@ def _keep(df: pl.DataFrame, ids: Any, col: str = "trial_id") -> pl.DataFrame:
     return df.filter(pl.col(col).is_in(list(ids)))
 
 
+def _harbor_trials(trials: pl.DataFrame) -> pl.DataFrame:
+    """The trials to parse: trial_dir set, source_format null or 'harbor', the first row of
+    each trial_id. Null counts first (no expression runs on the usual input: each costs
+    ~50 us, more than the rest of a small load's bookkeeping)."""
+    td = trials["trial_dir"]
+    keep = td.is_not_null() if td.null_count() else None
+    if "source_format" in trials.columns:
+        sf = trials["source_format"]
+        if sf.null_count() != sf.len():
+            harbor = (sf == "harbor").fill_null(True)
+            keep = harbor if keep is None else keep & harbor
+    t = trials if keep is None or keep.all() else trials.filter(keep)
+    ids = t["trial_id"].to_list()
+    if len(set(ids)) != len(ids):
+        t = t.unique("trial_id", keep="first", maintain_order=True)
+    return t
+
+
 def build_trajectories(
     trials: pl.DataFrame, *, cache: bool = True, progress: bool = True, workers: int | None = None
 ) -> TrajectoryFrames:
@@ -279,20 +297,22 @@ def build_trajectories(
     metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
     (level 'trajectory'). Never raises on file content.
     """
-    t = trials
-    for c, dt in (
-        ("job_id", pl.String),
-        ("job_dir", pl.String),
-        ("agent_name", pl.String),
-        ("source_format", pl.String),
-    ):
-        if c not in t.columns:
-            t = t.with_columns(pl.lit(None, dtype=dt).alias(c))
-    t = t.filter(
-        pl.col("trial_dir").is_not_null()
-        & (pl.col("source_format").is_null() | (pl.col("source_format") == "harbor"))
-    ).unique("trial_id", keep="first", maintain_order=True)
-    rows = t.select("trial_id", "trial_dir", "job_id", "job_dir", "agent_name").rows()
+    t = _harbor_trials(trials)
+    n = t.height
+
+    def col(c: str) -> list:
+        return t[c].to_list() if c in t.columns else [None] * n
+
+    rows = list(
+        zip(
+            col("trial_id"),
+            col("trial_dir"),
+            col("job_id"),
+            col("job_dir"),
+            col("agent_name"),
+            strict=True,
+        )
+    )
     # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
     # is fastest): both also tell the parser which files exist
     if cache or not native.enabled():
@@ -326,7 +346,7 @@ def build_trajectories(
         new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
         new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
         new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
-    new_errors = _errors_frame(errors)
+    new_errors = _errors_frame(errors) if (cache or cached) else None
 
     parsed_ids = set(new_index["trial_id"].to_list())
     trial_job = {r[0]: (r[3] or "") for r in rows}
@@ -372,12 +392,16 @@ def build_trajectories(
                 }
             _write_job_cache(jd, fresh)
 
-    steps = pl.concat(steps_parts, how="vertical_relaxed")
-    calls = pl.concat(calls_parts, how="vertical_relaxed")
-    index = pl.concat(index_parts, how="vertical_relaxed").filter(pl.col("has_data"))
-    if len(err_parts) == 1:  # nothing from the cache: the parsed errors as they are
-        errs = list(errors)
+    if len(steps_parts) == 1:  # nothing from the cache: the parsed frames as they are
+        steps, calls, index, errs = new_steps, new_calls, new_index, list(errors)
     else:
+        steps = pl.concat(steps_parts, how="vertical_relaxed")
+        calls = pl.concat(calls_parts, how="vertical_relaxed")
+        index = pl.concat(index_parts, how="vertical_relaxed")
         errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
+    has = index["has_data"]
+    if not has.all():
+        # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
+        index = pl.DataFrame([c.filter(has).rechunk() for c in index.iter_columns()])
     summary = trial_summary(index, t)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)

@@ -97,24 +97,6 @@ impl Col {
             vals.push(v.unwrap_or(false));
         }
     }
-    /// Buffer `part` (0 validity, 1 values / offsets, 2 string data) as (ptr, bytes).
-    pub fn buf(&self, part: u32) -> Option<(*const u8, usize)> {
-        fn raw<T>(v: &[T]) -> (*const u8, usize) {
-            (v.as_ptr() as *const u8, std::mem::size_of_val(v))
-        }
-        match (self, part) {
-            (Col::Str { valid, .. }, 0)
-            | (Col::I64 { valid, .. }, 0)
-            | (Col::F64 { valid, .. }, 0)
-            | (Col::Bool { valid, .. }, 0) => Some(raw(&valid.bytes)),
-            (Col::Str { offs, .. }, 1) => Some(raw(offs)),
-            (Col::Str { data, .. }, 2) => Some(raw(data)),
-            (Col::I64 { vals, .. }, 1) => Some(raw(vals)),
-            (Col::F64 { vals, .. }, 1) => Some(raw(vals)),
-            (Col::Bool { vals, .. }, 1) => Some(raw(&vals.bytes)),
-            _ => None,
-        }
-    }
 }
 
 /// Columns of one table, in the order `native.py` declares them.
@@ -197,5 +179,247 @@ impl Table {
             c.truncate(mark);
         }
         self.rows = mark;
+    }
+}
+
+impl Bits {
+    /// Append `other`'s bits.
+    fn append(&mut self, other: &Bits) {
+        let shift = self.len % 8;
+        if shift == 0 {
+            self.bytes.extend_from_slice(&other.bytes);
+        } else {
+            for &b in &other.bytes {
+                *self.bytes.last_mut().unwrap() |= b << shift;
+                self.bytes.push(b >> (8 - shift));
+            }
+        }
+        self.len += other.len;
+        self.bytes.truncate(self.len.div_ceil(8));
+    }
+}
+
+impl Col {
+    /// Append `other`'s values (same kind).
+    fn append(&mut self, other: &Col) {
+        match (self, other) {
+            (
+                Col::Str { valid, offs, data },
+                Col::Str {
+                    valid: v2,
+                    offs: o2,
+                    data: d2,
+                },
+            ) => {
+                valid.append(v2);
+                let base = data.len() as i64;
+                offs.extend(o2[1..].iter().map(|o| o + base));
+                data.extend_from_slice(d2);
+            }
+            (
+                Col::I64 { valid, vals },
+                Col::I64 {
+                    valid: v2,
+                    vals: x2,
+                },
+            ) => {
+                valid.append(v2);
+                vals.extend_from_slice(x2);
+            }
+            (
+                Col::F64 { valid, vals },
+                Col::F64 {
+                    valid: v2,
+                    vals: x2,
+                },
+            ) => {
+                valid.append(v2);
+                vals.extend_from_slice(x2);
+            }
+            (
+                Col::Bool { valid, vals },
+                Col::Bool {
+                    valid: v2,
+                    vals: x2,
+                },
+            ) => {
+                valid.append(v2);
+                vals.append(x2);
+            }
+            _ => unreachable!("tables of one layout"),
+        }
+    }
+    fn reserve_like(&mut self, rows: usize, bytes: usize) {
+        match self {
+            Col::Str { valid, offs, data } => {
+                valid.bytes.reserve(rows.div_ceil(8) + 1);
+                offs.reserve(rows);
+                data.reserve(bytes);
+            }
+            Col::I64 { valid, vals } => {
+                valid.bytes.reserve(rows.div_ceil(8) + 1);
+                vals.reserve(rows);
+            }
+            Col::F64 { valid, vals } => {
+                valid.bytes.reserve(rows.div_ceil(8) + 1);
+                vals.reserve(rows);
+            }
+            Col::Bool { valid, vals } => {
+                valid.bytes.reserve(rows.div_ceil(8) + 1);
+                vals.bytes.reserve(rows.div_ceil(8) + 1);
+            }
+        }
+    }
+    fn data_len(&self) -> usize {
+        match self {
+            Col::Str { data, .. } => data.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// Chunks' tables (each chunk: the same tables in the same layout) joined in order: the
+/// first chunk's tables grow by the others' rows.
+pub fn join(chunks: Vec<Vec<Table>>) -> Vec<Table> {
+    let mut it = chunks.into_iter();
+    let Some(mut first) = it.next() else {
+        return Vec::new();
+    };
+    let rest: Vec<Vec<Table>> = it.collect();
+    for (t, tb) in first.iter_mut().enumerate() {
+        let rows: usize = rest.iter().map(|c| c[t].rows).sum();
+        for (c, col) in tb.cols.iter_mut().enumerate() {
+            let bytes: usize = rest.iter().map(|ch| ch[t].cols[c].data_len()).sum();
+            col.reserve_like(rows, bytes);
+        }
+        for ch in &rest {
+            for (col, other) in tb.cols.iter_mut().zip(&ch[t].cols) {
+                col.append(other);
+            }
+            tb.rows += ch[t].rows;
+        }
+    }
+    first
+}
+
+impl Bits {
+    fn get(&self, i: usize) -> bool {
+        self.bytes[i / 8] >> (i % 8) & 1 == 1
+    }
+}
+
+impl Col {
+    /// Valid `false` values of a Bool column; nulls of any other.
+    pub fn count_false_or_null(&self) -> usize {
+        match self {
+            Col::Bool { valid, vals } => (0..valid.len)
+                .filter(|&i| valid.get(i) && !vals.get(i))
+                .count(),
+            Col::Str { valid, .. } | Col::I64 { valid, .. } | Col::F64 { valid, .. } => {
+                (0..valid.len).filter(|&i| !valid.get(i)).count()
+            }
+        }
+    }
+}
+
+/// The rows of `tb` as a JSON array of arrays (numbers, strings, booleans, null).
+pub fn to_json_rows(tb: &Table) -> Vec<u8> {
+    let mut out = b"[".to_vec();
+    for r in 0..tb.rows {
+        out.extend_from_slice(if r == 0 { b"[" } else { b",[" });
+        for (k, c) in tb.cols.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            match c {
+                Col::I64 { valid, vals } if valid.get(r) => {
+                    out.extend_from_slice(vals[r].to_string().as_bytes())
+                }
+                Col::Bool { valid, vals } if valid.get(r) => {
+                    out.extend_from_slice(if vals.get(r) { b"true" } else { b"false" })
+                }
+                Col::F64 { valid, vals } if valid.get(r) && vals[r].is_finite() => {
+                    out.extend_from_slice(format!("{:?}", vals[r]).as_bytes())
+                }
+                Col::Str { valid, offs, data } if valid.get(r) => {
+                    json_string(&data[offs[r] as usize..offs[r + 1] as usize], &mut out)
+                }
+                _ => out.extend_from_slice(b"null"),
+            }
+        }
+        out.push(b']');
+    }
+    out.push(b']');
+    out
+}
+
+/// A JSON string of UTF-8 `s` (quotes, backslashes and control characters escaped).
+fn json_string(s: &[u8], out: &mut Vec<u8>) {
+    out.push(b'"');
+    for &b in s {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0..=0x1f => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bools(b: &Bits) -> Vec<bool> {
+        (0..b.len)
+            .map(|i| b.bytes[i / 8] >> (i % 8) & 1 == 1)
+            .collect()
+    }
+
+    #[test]
+    fn join_keeps_every_value_in_order() {
+        // uneven row counts so validity and bool bitmaps are appended at every bit shift
+        let mut chunks = Vec::new();
+        let mut want: Vec<(Option<String>, Option<i64>, Option<bool>)> = Vec::new();
+        for (k, rows) in [3usize, 0, 9, 1, 7, 13, 8].into_iter().enumerate() {
+            let mut tb = Table::new("sib");
+            for r in 0..rows {
+                let s = (r % 3 != 0).then(|| format!("c{k}r{r}"));
+                let i = (r % 2 == 0).then_some((k * 100 + r) as i64);
+                let b = (r % 4 != 1).then_some(r % 3 == 1);
+                tb.cols[0].s(s.as_deref());
+                tb.cols[1].i(i);
+                tb.cols[2].b(b);
+                tb.rows += 1;
+                want.push((s, i, b));
+            }
+            chunks.push(vec![tb]);
+        }
+        let got = join(chunks).pop().unwrap();
+        assert_eq!(got.rows, want.len());
+        let (
+            Col::Str {
+                valid: sv,
+                offs,
+                data,
+            },
+            Col::I64 { valid: iv, vals },
+            Col::Bool {
+                valid: bv,
+                vals: bb,
+            },
+        ) = (&got.cols[0], &got.cols[1], &got.cols[2])
+        else {
+            panic!("layout");
+        };
+        assert_eq!(bv.bytes.len(), want.len().div_ceil(8));
+        let (sv, iv, bv, bb) = (bools(sv), bools(iv), bools(bv), bools(bb));
+        for (r, (s, i, b)) in want.iter().enumerate() {
+            let text = std::str::from_utf8(&data[offs[r] as usize..offs[r + 1] as usize]).unwrap();
+            assert_eq!(sv[r].then_some(text), s.as_deref(), "row {r}");
+            assert_eq!(iv[r].then_some(vals[r]), *i, "row {r}");
+            assert_eq!(bv[r].then_some(bb[r]), *b, "row {r}");
+        }
     }
 }

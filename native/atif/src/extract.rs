@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn layout_string_matches_the_tables() {
         let want = format!(
-            "{}|{}|{}|{}|{}|2\0",
+            "{}|{}|{}|{}|{}|3\0",
             super::STEP_KINDS,
             super::CALL_KINDS,
             super::TRIAL_KINDS,

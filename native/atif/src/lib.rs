@@ -8,6 +8,7 @@
 
 mod cols;
 mod extract;
+mod ffi;
 mod finish;
 mod json;
 mod paths;
@@ -31,12 +32,14 @@ const O_NONBLOCK: i32 = 0o4000; // Linux (x86_64, aarch64): a FIFO must not bloc
 /// Result handle: per thread part, its tables (parse: docs, steps, calls; probe: one).
 pub struct Batch {
     parts: Vec<Vec<cols::Table>>,
+    /// Text handed out by `ek_errors_json`.
+    text: Vec<u8>,
 }
 
 /// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
 /// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
 pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new()
+    let Ok(mut f) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(O_NONBLOCK)
         .open(OsStr::from_bytes(path))
@@ -47,12 +50,28 @@ pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
     if !md.is_file() || md.len() > cap {
         return false;
     }
+    // one read() for the whole file (read_to_end starts small and grows: 4-5 calls for
+    // 80 KB), one more to see the end; a file that grew since fstat is read on up to cap
+    let want = md.len() as usize + 1;
     buf.clear();
-    buf.reserve(md.len() as usize + 1);
-    if f.take(cap + 1).read_to_end(buf).is_err() {
-        return false;
+    buf.resize(want, 0);
+    let mut got = 0;
+    loop {
+        match f.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return false,
+        }
+        if got == buf.len() {
+            if got as u64 > cap {
+                return false;
+            }
+            buf.resize((2 * got).min(cap as usize + 1).max(got + 1), 0);
+        }
     }
-    buf.len() as u64 <= cap
+    buf.truncate(got);
+    got as u64 <= cap
 }
 
 fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
@@ -108,7 +127,10 @@ pub unsafe extern "C" fn ek_trials(
         }
         vec![o.steps, o.calls, o.trials, o.errors]
     });
-    Box::into_raw(Box::new(Batch { parts }))
+    Box::into_raw(Box::new(Batch {
+        parts,
+        text: Vec::new(),
+    }))
 }
 
 /// List `n` trial folders (see probe.rs); one table with a row per folder, in order.
@@ -134,29 +156,56 @@ pub unsafe extern "C" fn ek_probe(
         }
         vec![tb]
     });
-    Box::into_raw(Box::new(Batch { parts }))
+    Box::into_raw(Box::new(Batch {
+        parts,
+        text: Vec::new(),
+    }))
 }
 
-/// Run `work` over `0..n` split into contiguous ranges, one per thread (at most `threads`);
-/// the parts come back in order. A worker that panicked leaves an empty part (the caller
-/// sees the row count fall short and uses the Python path).
+/// Run `work` over `0..n` in small contiguous chunks handed out one at a time to at most
+/// `threads` threads (a thread that got a large trajectory does not hold up the rest),
+/// then join the chunks' tables in order into one part. A chunk that panicked leaves an
+/// empty part (the caller sees the row count fall short and uses the Python path).
 fn in_parts<F>(n: usize, threads: u32, work: F) -> Vec<Vec<cols::Table>>
 where
     F: Fn(std::ops::Range<usize>) -> Vec<cols::Table> + Sync,
 {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let t = (threads.max(1) as usize).min(n.max(1));
-    let per = n.div_ceil(t).max(1);
-    let range = |k: usize| (k * per)..((k + 1) * per).min(n);
     if t <= 1 {
         return vec![work(0..n)];
     }
-    std::thread::scope(|sc| {
-        let work = &work;
-        let hs: Vec<_> = (0..t).map(|k| sc.spawn(move || work(range(k)))).collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+    // ~8 chunks per thread, at most 64 items each (a chunk's tables are a few small Vecs)
+    let per = n.div_ceil(8 * t).clamp(1, 64);
+    let n_chunks = n.div_ceil(per);
+    let next = AtomicUsize::new(0);
+    let mut got: Vec<(usize, Option<Vec<cols::Table>>)> = std::thread::scope(|sc| {
+        let (work, next) = (&work, &next);
+        let worker = move || {
+            let mut mine = Vec::new();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= n_chunks {
+                    break mine;
+                }
+                let r = catch_unwind(AssertUnwindSafe(|| work((k * per)..((k + 1) * per).min(n))));
+                mine.push((k, r.ok()));
+            }
+        };
+        // t - 1 spawned threads, and the calling thread works too (ctypes released the GIL)
+        let hs: Vec<_> = (1..t).map(|_| sc.spawn(worker)).collect();
+        let mut all = worker();
+        for h in hs {
+            all.extend(h.join().unwrap_or_default());
+        }
+        all
+    });
+    if got.len() != n_chunks || got.iter().any(|(_, r)| r.is_none()) {
+        return vec![Vec::new()];
+    }
+    got.sort_unstable_by_key(|(k, _)| *k);
+    let chunks: Vec<Vec<cols::Table>> = got.into_iter().filter_map(|(_, r)| r).collect();
+    vec![cols::join(chunks)]
 }
 
 /// Test hook (`tests/load_steps/test_native_finish.py`): the finishing rules of finish.rs
@@ -217,6 +266,7 @@ pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch
     }
     Box::into_raw(Box::new(Batch {
         parts: vec![vec![tb]],
+        text: Vec::new(),
     }))
 }
 
@@ -226,7 +276,7 @@ pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch
 #[no_mangle]
 pub extern "C" fn ek_layout() -> *const u8 {
     concat!(
-        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffs|isss|sisii|2",
+        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffs|isss|sisii|3",
         "\0"
     )
     .as_ptr()
@@ -252,39 +302,107 @@ pub unsafe extern "C" fn ek_rows(b: *const Batch, p: u32, t: u32) -> i64 {
     table(&*b, p, t).map_or(-1, |x| x.rows as i64)
 }
 
-/// Every buffer of table `t` in part `p` at once: column c's validity, values / offsets
-/// and string data at `3c`, `3c + 1`, `3c + 2` of `ptrs` / `lens` (length 0 where a column
-/// has no such buffer). Returns the row count, or -1 when out of range or `n` (entries of
-/// the arrays) is not 3 x the columns.
+/// Table `t` of part `p` as an Arrow C stream of one record batch (see ffi.rs), the
+/// table moved out of the result (its rows are then 0). Column c of the batch is named
+/// `names[c]`, has Arrow format `formats[c]` (both '\0'-separated) and comes from
+/// `sources[c]`: k >= 0 the table's column k (each at most once), -1 all null, -2 the
+/// trial id (`ids`, boundaries in `id_offs[0..=n_ids]`) at the position held in the
+/// row's column 0, -3 the trial id at the row's position (each id column at most once). Null when these do not fit the table. Free with `ek_stream_free`
+/// (after the consumer has taken the stream, or not).
 ///
 /// # Safety
-/// `b` must come from `ek_trials` / `ek_probe` and not be freed; `ptrs` and `lens` must
-/// hold `n` entries.
+/// `b` must come from `ek_trials` and not be freed; the byte ranges must be readable,
+/// `sources` must hold `n_cols` values and `id_offs` n_ids + 1 when ids are used.
 #[no_mangle]
-pub unsafe extern "C" fn ek_bufs(
-    b: *const Batch,
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn ek_stream(
+    b: *mut Batch,
     p: u32,
     t: u32,
-    ptrs: *mut *const u8,
-    lens: *mut u64,
-    n: u32,
-) -> i64 {
-    let Some(tb) = table(&*b, p, t) else {
+    names: *const u8,
+    names_len: u64,
+    formats: *const u8,
+    formats_len: u64,
+    sources: *const i64,
+    n_cols: u64,
+    ids: *const u8,
+    id_offs: *const u64,
+    n_ids: u64,
+) -> *mut ffi::ArrowArrayStream {
+    let batch = &mut *b;
+    let Some(tb) = batch
+        .parts
+        .get_mut(p as usize)
+        .and_then(|x| x.get_mut(t as usize))
+    else {
+        return std::ptr::null_mut();
+    };
+    let split = |ptr: *const u8, len: u64| -> Option<Vec<&str>> {
+        let s = std::str::from_utf8(std::slice::from_raw_parts(ptr, len as usize)).ok()?;
+        Some(s.split('\0').collect())
+    };
+    let (Some(names), Some(formats)) = (split(names, names_len), split(formats, formats_len))
+    else {
+        return std::ptr::null_mut();
+    };
+    let Some(sources) = std::slice::from_raw_parts(sources, n_cols as usize)
+        .iter()
+        .map(|&k| match k {
+            -1 => Some(ffi::Source::Null),
+            -2 => Some(ffi::Source::Id),
+            -3 => Some(ffi::Source::RowId),
+            k => usize::try_from(k).ok().map(ffi::Source::Col),
+        })
+        .collect::<Option<Vec<_>>>()
+    else {
+        return std::ptr::null_mut();
+    };
+    let ids = (!ids.is_null()).then(|| {
+        let offs = std::slice::from_raw_parts(id_offs, n_ids as usize + 1);
+        (
+            std::slice::from_raw_parts(ids, offs[n_ids as usize] as usize),
+            offs,
+        )
+    });
+    let table = std::mem::replace(tb, cols::Table::new(""));
+    ffi::stream(table, &names, &formats, &sources, ids).unwrap_or(std::ptr::null_mut())
+}
+
+/// Values of column `c` of table `t` in part `p` that are `false` (a Bool column: rows the
+/// extractor left to Python) or, for another kind, that are null; -1 when out of range.
+///
+/// # Safety
+/// `b` must come from `ek_trials` / `ek_probe` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i64 {
+    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else {
         return -1;
     };
-    if n as usize != 3 * tb.cols.len() {
-        return -1;
-    }
-    let ptrs = std::slice::from_raw_parts_mut(ptrs, n as usize);
-    let lens = std::slice::from_raw_parts_mut(lens, n as usize);
-    for (c, col) in tb.cols.iter().enumerate() {
-        for k in 0..3 {
-            let (q, l) = col.buf(k as u32).unwrap_or((std::ptr::null(), 0));
-            ptrs[3 * c + k] = q;
-            lens[3 * c + k] = l as u64;
-        }
-    }
-    tb.rows as i64
+    col.count_false_or_null() as i64
+}
+
+/// The error rows of part `p` (table 3) as JSON text, `[[trial, path, kind, message],
+/// ...]`, its length in `len` (valid until the result is freed).
+///
+/// # Safety
+/// `b` must come from `ek_trials` and not be freed; `len` must be writable.
+#[no_mangle]
+pub unsafe extern "C" fn ek_errors_json(b: *mut Batch, p: u32, len: *mut u64) -> *const u8 {
+    let batch = &mut *b;
+    let text = match table(batch, p, 3) {
+        Some(tb) => cols::to_json_rows(tb),
+        None => b"[]".to_vec(),
+    };
+    batch.text = text;
+    *len = batch.text.len() as u64;
+    batch.text.as_ptr()
+}
+
+/// # Safety
+/// `s` must come from `ek_stream` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn ek_stream_free(s: *mut ffi::ArrowArrayStream) {
+    ffi::free(s);
 }
 
 /// # Safety
