@@ -111,8 +111,31 @@ impl Out {
 /// either all kept or all handed to Python, so the set never holds dropped rows).
 #[derive(Default)]
 pub struct Seen {
-    set: std::collections::HashSet<Vec<u8>>,
+    set: std::collections::HashSet<Vec<u8>, std::hash::BuildHasherDefault<KeyHasher>>,
     key: Vec<u8>,
+}
+
+/// A fast hasher for the retry keys (words folded with a multiply-rotate, as FxHash
+/// does; SipHash's resistance to chosen collisions is not needed for one trial's calls).
+#[derive(Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = self.0;
+        let mut it = bytes.chunks_exact(8);
+        for w in &mut it {
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w.try_into().unwrap())).wrapping_mul(K);
+        }
+        for &b in it.remainder() {
+            h = (h.rotate_left(5) ^ b as u64).wrapping_mul(K);
+        }
+        self.0 = h;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Seen {

@@ -192,48 +192,76 @@ fn cast(t: &str) -> Result<Option<i64>, Defer> {
 /// `commands.exit_code_expr`: the first of EXIT_MARKERS (then SHELL_EXIT_MARKERS for
 /// shell calls) that matches, its capture cast to Int64.
 fn marker_code(o: &str, shell: bool) -> Result<Option<i64>, Defer> {
+    // The markers in priority order (Polars coalesces the patterns: the first pattern
+    // that matches anywhere wins). One pass over the text; for each pattern the first
+    // position that decides it (a match, or Defer) is kept, as a search per pattern would.
+    const SHELL_LEADS: [(&[u8], bool); 2] = [(b"Exit Code: ", true), (b"exit status ", false)];
     let b = o.as_bytes();
-    // \[exit_code\]\s*(-?\d+)
-    for (p, m) in o.match_indices("[exit_code]") {
-        if let Some((s, e)) = digits(b, ws(b, p + m.len())?, true)? {
-            return cast(&o[s..e]);
-        }
-    }
-    // <exit_code>\s*(-?\d+)\s*</exit_code>
-    for (p, m) in o.match_indices("<exit_code>") {
-        if let Some((s, e)) = digits(b, ws(b, p + m.len())?, true)? {
-            if b[ws(b, e)?..].starts_with(b"</exit_code>") {
-                return cast(&o[s..e]);
+    let mut got: [Option<Result<(usize, usize), Defer>>; 6] = Default::default();
+    let mut line_start = true;
+    for (p, &c) in b.iter().enumerate() {
+        let at_start = line_start;
+        line_start = c == b'\n';
+        let (k, r) = match c {
+            b'[' if got[0].is_none() && b[p..].starts_with(b"[exit_code]") => {
+                // \[exit_code\]\s*(-?\d+)
+                let r = ws(b, p + 11).and_then(|j| digits(b, j, true));
+                (0, r)
             }
-        }
-    }
-    // \[Command finished with exit code (-?\d+)\]
-    for (p, m) in o.match_indices("[Command finished with exit code ") {
-        if let Some((s, e)) = digits(b, p + m.len(), true)? {
-            if b.get(e) == Some(&b']') {
-                return cast(&o[s..e]);
+            b'<' if got[1].is_none() && b[p..].starts_with(b"<exit_code>") => {
+                // <exit_code>\s*(-?\d+)\s*</exit_code>
+                let r = ws(b, p + 11)
+                    .and_then(|j| digits(b, j, true))
+                    .and_then(|d| match d {
+                        Some((s, e)) => {
+                            let j = ws(b, e)?;
+                            Ok(b[j..].starts_with(b"</exit_code>").then_some((s, e)))
+                        }
+                        None => Ok(None),
+                    });
+                (1, r)
             }
-        }
-    }
-    // Process exited with code (-?\d+)
-    for (p, m) in o.match_indices("Process exited with code ") {
-        if let Some((s, e)) = digits(b, p + m.len(), true)? {
-            return cast(&o[s..e]);
-        }
-    }
-    if shell {
-        // (?m)^Exit Code: (-?\d+)\s*$   and   (?m)^exit status (\d+)\s*$
-        for (lead, minus) in [("Exit Code: ", true), ("exit status ", false)] {
-            for (p, m) in o.match_indices(lead) {
-                if p > 0 && b[p - 1] != b'\n' {
+            b'[' if got[2].is_none()
+                && b[p..].starts_with(b"[Command finished with exit code ") =>
+            {
+                // \[Command finished with exit code (-?\d+)\]
+                let r =
+                    digits(b, p + 33, true).map(|d| d.filter(|&(_, e)| b.get(e) == Some(&b']')));
+                (2, r)
+            }
+            b'P' if got[3].is_none() && b[p..].starts_with(b"Process exited with code ") => {
+                // Process exited with code (-?\d+)
+                (3, digits(b, p + 25, true))
+            }
+            b'E' | b'e' if shell && at_start => {
+                // (?m)^Exit Code: (-?\d+)\s*$   and   (?m)^exit status (\d+)\s*$
+                let k = if c == b'E' { 4 } else { 5 };
+                let (lead, minus) = SHELL_LEADS[k - 4];
+                if got[k].is_some() || !b[p..].starts_with(lead) {
                     continue;
                 }
-                if let Some((s, e)) = digits(b, p + m.len(), minus)? {
-                    if line_end_after_ws(b, e)? {
-                        return cast(&o[s..e]);
-                    }
-                }
+                let r = digits(b, p + lead.len(), minus).and_then(|d| match d {
+                    Some((s, e)) => Ok(line_end_after_ws(b, e)?.then_some((s, e))),
+                    None => Ok(None),
+                });
+                (k, r)
             }
+            _ => continue,
+        };
+        match r {
+            Ok(None) => {} // no match here: the pattern goes on searching
+            Ok(Some(span)) => got[k] = Some(Ok(span)),
+            Err(d) => got[k] = Some(Err(d)),
+        }
+        if got[0].is_some() {
+            break; // the first pattern is decided: nothing can come before it
+        }
+    }
+    for g in got {
+        match g {
+            Some(Ok((s, e))) => return cast(&o[s..e]),
+            Some(Err(d)) => return Err(d),
+            None => {}
         }
     }
     Ok(None)
@@ -259,7 +287,15 @@ pub fn error_text(o: &str) -> bool {
         "<tool_use_error>",
         "[error] tool reported failure",
     ];
-    if LITERALS.iter().any(|l| o.contains(l)) {
+    // one pass for the four literals: stop at their first bytes ('T', ':', '<', '[')
+    let bytes = o.as_bytes();
+    let hit = bytes.iter().enumerate().any(|(i, c)| {
+        matches!(c, b'T' | b':' | b'<' | b'[')
+            && LITERALS
+                .iter()
+                .any(|l| l.as_bytes()[0] == *c && bytes[i..].starts_with(l.as_bytes()))
+    });
+    if hit {
         return true;
     }
     let b = o.as_bytes();

@@ -373,8 +373,17 @@ impl<'a> P<'a> {
             Some(b'\\') => {}
             Some(_) => return Err(Bad),
         }
-        // escapes: build an owned string
-        let mut buf = String::with_capacity(j - start + 16);
+        // escapes: build an owned string, allocated once (the decoded text is never longer
+        // than the escaped one: find the closing quote first)
+        let mut end = j;
+        while let Some(&c) = s.get(end) {
+            match c {
+                b'"' => break,
+                b'\\' => end = special(s, end + 2),
+                _ => end = special(s, end + 1),
+            }
+        }
+        let mut buf = String::with_capacity(end.min(s.len()) - start);
         buf.push_str(&self.text[start..j]);
         loop {
             if j >= s.len() {

@@ -3,6 +3,7 @@
 //! orjson's shortest round-trip layout), plus Python's `str(None)`.
 
 use crate::json::V;
+use crate::scan::special;
 use std::fmt::Write;
 
 /// orjson refuses to serialise more than this many nested containers (the Python path then
@@ -64,29 +65,28 @@ pub fn to_string(v: &V) -> Result<String, TooDeep> {
 }
 
 fn string(s: &str, out: &mut String) {
+    out.reserve(s.len() + 2);
     out.push('"');
     let b = s.as_bytes();
     let mut run = 0;
-    for (i, &c) in b.iter().enumerate() {
-        let esc: Option<&str> = match c {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0..=0x1f => None,
-            _ => continue,
-        };
+    let mut i = special(b, 0); // the next '"', '\\' or control byte
+    while i < b.len() {
+        let c = b[i];
         out.push_str(&s[run..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => {
+        match c {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
                 let _ = write!(out, "\\u{:04x}", c);
             }
         }
         run = i + 1;
+        i = special(b, run);
     }
     out.push_str(&s[run..]);
     out.push('"');
