@@ -12,6 +12,7 @@ mod ffi;
 mod finish;
 mod json;
 mod paths;
+mod pool;
 mod probe;
 mod scan;
 mod ser;
@@ -179,27 +180,23 @@ where
     let per = n.div_ceil(8 * t).clamp(1, 64);
     let n_chunks = n.div_ceil(per);
     let next = AtomicUsize::new(0);
-    let mut got: Vec<(usize, Option<Vec<cols::Table>>)> = std::thread::scope(|sc| {
-        let (work, next) = (&work, &next);
-        let worker = move || {
-            let mut mine = Vec::new();
-            loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= n_chunks {
-                    break mine;
-                }
-                let r = catch_unwind(AssertUnwindSafe(|| work((k * per)..((k + 1) * per).min(n))));
-                mine.push((k, r.ok()));
+    let done = std::sync::Mutex::new(Vec::with_capacity(n_chunks));
+    let worker = || {
+        let mut mine = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= n_chunks {
+                break;
             }
-        };
-        // t - 1 spawned threads, and the calling thread works too (ctypes released the GIL)
-        let hs: Vec<_> = (1..t).map(|_| sc.spawn(worker)).collect();
-        let mut all = worker();
-        for h in hs {
-            all.extend(h.join().unwrap_or_default());
+            let r = catch_unwind(AssertUnwindSafe(|| work((k * per)..((k + 1) * per).min(n))));
+            mine.push((k, r.ok()));
         }
-        all
-    });
+        done.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
+    };
+    // t - 1 pool threads, and the calling thread works too (ctypes released the GIL)
+    pool::scoped(t - 1, &worker);
+    let mut got: Vec<(usize, Option<Vec<cols::Table>>)> =
+        done.into_inner().unwrap_or_else(|e| e.into_inner());
     if got.len() != n_chunks || got.iter().any(|(_, r)| r.is_none()) {
         return vec![Vec::new()];
     }
