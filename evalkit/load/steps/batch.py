@@ -122,18 +122,17 @@ def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame
 
 def _index(tr: pl.DataFrame, sigs: list[str], st: list[int], seq: bool) -> pl.DataFrame:
     """Index rows (``table.INDEX_SCHEMA``) of the trials the extractor parsed (status 0;
-    2 = no ATIF trajectory: has_data False), + _seq when ``seq``."""
-    cols = [
-        tr["trial_id"], pl.Series("sig", sigs, pl.String), (tr["status"] == 0).alias("has_data"),
-        tr["n_steps"], tr["n_tool_calls"], tr["n_steps"].alias("n_turns"),
-        tr["fm_prompt"], tr["fm_completion"], tr["fm_cached"], tr["fm_cost"],
-    ]  # fmt: skip
+    2 = no ATIF trajectory: has_data False), + _seq when ``seq``; from the TRIALS frame
+    (``_TRIAL_LAYOUT``), changed in place (Series operations: no query plan)."""
+    status = tr.drop_in_place("status")
+    tr.insert_column(1, pl.Series("sig", sigs, pl.String))
+    tr.insert_column(2, (~status.cast(pl.Boolean)).alias("has_data"))  # status == 0
+    tr.insert_column(5, tr["n_steps"].alias("n_turns"))
     if seq:
-        cols.append(pl.Series("_seq", range(len(sigs)), pl.Int64))
+        tr.insert_column(tr.width, pl.Series("_seq", range(len(sigs)), pl.Int64))
     if 1 in st:
-        keep = pl.Series(st) != 1
-        cols = [c.filter(keep) for c in cols]
-    return pl.DataFrame(cols)
+        tr = tr.filter(pl.Series(st) != 1)
+    return tr
 
 
 def _python_rows(parse_chunk: Callable, items: list[tuple], pos: dict) -> tuple:
