@@ -174,12 +174,13 @@ impl<'a> P<'a> {
     /// the last value at the first key's place).
     fn object(&mut self, depth: usize, keys: Option<&[(&str, Node)]>) -> Result<V<'a>, Bad> {
         self.i += 1;
-        let mut out: Vec<(Cow<'a, str>, V<'a>)> = Vec::new();
         self.ws();
         if self.s.get(self.i) == Some(&b'}') {
             self.i += 1;
-            return Ok(V::Obj(out));
+            return Ok(V::Obj(Vec::new()));
         }
+        // one allocation for most objects (steps, metrics, tool calls: up to ~8 members)
+        let mut out: Vec<(Cow<'a, str>, V<'a>)> = Vec::with_capacity(8);
         loop {
             self.ws();
             if self.s.get(self.i) != Some(&b'"') {
@@ -232,12 +233,12 @@ impl<'a> P<'a> {
 
     fn array(&mut self, depth: usize, item: &Node) -> Result<V<'a>, Bad> {
         self.i += 1;
-        let mut out = Vec::new();
         self.ws();
         if self.s.get(self.i) == Some(&b']') {
             self.i += 1;
-            return Ok(V::Arr(out));
+            return Ok(V::Arr(Vec::new()));
         }
+        let mut out = Vec::with_capacity(4);
         loop {
             self.ws();
             out.push(self.sel(depth + 1, item)?);
