@@ -6,6 +6,7 @@
 //! the size cap, is not strict JSON, or needs a rule the port does not cover, gets docs
 //! status 1 and no rows: the Python path handles it (and reports its errors).
 
+mod alloc;
 mod cols;
 mod extract;
 mod ffi;
@@ -22,6 +23,9 @@ mod text;
 mod trial;
 
 use extract::Out;
+
+#[global_allocator]
+static GLOBAL: alloc::Cached = alloc::Cached;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
