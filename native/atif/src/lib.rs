@@ -56,7 +56,7 @@ pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
         return false;
     }
     // one read() for the whole file (read_to_end starts small and grows: 4-5 calls for
-    // 80 KB), one more to see the end; a file that grew since fstat is read on up to cap
+    // 80 KB); a file that grew since fstat is read on up to cap
     let want = md.len() as usize + 1;
     buf.clear();
     buf.resize(want, 0);
@@ -67,6 +67,10 @@ pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
             Ok(k) => got += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => return false,
+        }
+        if got == want - 1 {
+            break; // the size fstat gave: no read() only to see the end (a file written to
+                   // while it is read is a snapshot either way)
         }
         if got == buf.len() {
             if got as u64 > cap {
