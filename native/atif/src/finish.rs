@@ -12,6 +12,7 @@
 
 use crate::cols::Col;
 use crate::json::{parse_env, EnvBad, V};
+use crate::scan::find_any;
 
 /// exit_code, is_error, is_error_source of one call.
 pub struct Signals {
@@ -193,69 +194,30 @@ fn cast(t: &str) -> Result<Option<i64>, Defer> {
 /// shell calls) that matches, its capture cast to Int64.
 fn marker_code(o: &str, shell: bool) -> Result<Option<i64>, Defer> {
     // The markers in priority order (Polars coalesces the patterns: the first pattern
-    // that matches anywhere wins). One pass over the text; for each pattern the first
-    // position that decides it (a match, or Defer) is kept, as a search per pattern would.
-    const SHELL_LEADS: [(&[u8], bool); 2] = [(b"Exit Code: ", true), (b"exit status ", false)];
+    // that matches anywhere wins). One pass over the text, stopping only at the markers'
+    // first bytes; for each pattern the first position that decides it (a match, or
+    // Defer) is kept, as a search per pattern would.
     let b = o.as_bytes();
     let mut got: [Option<Result<(usize, usize), Defer>>; 6] = Default::default();
-    let mut line_start = true;
-    for (p, &c) in b.iter().enumerate() {
-        let at_start = line_start;
-        line_start = c == b'\n';
-        let (k, r) = match c {
-            b'[' if got[0].is_none() && b[p..].starts_with(b"[exit_code]") => {
-                // \[exit_code\]\s*(-?\d+)
-                let r = ws(b, p + 11).and_then(|j| digits(b, j, true));
-                (0, r)
+    let mut keep = |hit: Option<(usize, Found)>| {
+        if let Some((k, r)) = hit {
+            if got[k].is_none() {
+                got[k] = r.transpose();
             }
-            b'<' if got[1].is_none() && b[p..].starts_with(b"<exit_code>") => {
-                // <exit_code>\s*(-?\d+)\s*</exit_code>
-                let r = ws(b, p + 11)
-                    .and_then(|j| digits(b, j, true))
-                    .and_then(|d| match d {
-                        Some((s, e)) => {
-                            let j = ws(b, e)?;
-                            Ok(b[j..].starts_with(b"</exit_code>").then_some((s, e)))
-                        }
-                        None => Ok(None),
-                    });
-                (1, r)
-            }
-            b'[' if got[2].is_none()
-                && b[p..].starts_with(b"[Command finished with exit code ") =>
-            {
-                // \[Command finished with exit code (-?\d+)\]
-                let r =
-                    digits(b, p + 33, true).map(|d| d.filter(|&(_, e)| b.get(e) == Some(&b']')));
-                (2, r)
-            }
-            b'P' if got[3].is_none() && b[p..].starts_with(b"Process exited with code ") => {
-                // Process exited with code (-?\d+)
-                (3, digits(b, p + 25, true))
-            }
-            b'E' | b'e' if shell && at_start => {
-                // (?m)^Exit Code: (-?\d+)\s*$   and   (?m)^exit status (\d+)\s*$
-                let k = if c == b'E' { 4 } else { 5 };
-                let (lead, minus) = SHELL_LEADS[k - 4];
-                if got[k].is_some() || !b[p..].starts_with(lead) {
-                    continue;
-                }
-                let r = digits(b, p + lead.len(), minus).and_then(|d| match d {
-                    Some((s, e)) => Ok(line_end_after_ws(b, e)?.then_some((s, e))),
-                    None => Ok(None),
-                });
-                (k, r)
-            }
-            _ => continue,
-        };
-        match r {
-            Ok(None) => {} // no match here: the pattern goes on searching
-            Ok(Some(span)) => got[k] = Some(Ok(span)),
-            Err(d) => got[k] = Some(Err(d)),
         }
-        if got[0].is_some() {
-            break; // the first pattern is decided: nothing can come before it
-        }
+    };
+    if shell {
+        keep(shell_marker(b, 0));
+    }
+    let set = [b'[', b'<', b'P', if shell { b'\n' } else { b'P' }];
+    let mut j = find_any(b, 0, set);
+    while j < b.len() {
+        keep(if b[j] == b'\n' {
+            shell_marker(b, j + 1)
+        } else {
+            marker(b, j)
+        });
+        j = find_any(b, j + 1, set);
     }
     for g in got {
         match g {
@@ -265,6 +227,58 @@ fn marker_code(o: &str, shell: bool) -> Result<Option<i64>, Defer> {
         }
     }
     Ok(None)
+}
+
+/// A marker's digits (start, end), None when the text there does not match it.
+type Found = Result<Option<(usize, usize)>, Defer>;
+
+/// The marker (its priority) that may start anywhere and starts at `p`, if one does.
+fn marker(b: &[u8], p: usize) -> Option<(usize, Found)> {
+    let t = &b[p..];
+    if t.starts_with(b"[exit_code]") {
+        // \[exit_code\]\s*(-?\d+)
+        return Some((0, ws(b, p + 11).and_then(|j| digits(b, j, true))));
+    }
+    if t.starts_with(b"<exit_code>") {
+        // <exit_code>\s*(-?\d+)\s*</exit_code>
+        let r = ws(b, p + 11)
+            .and_then(|j| digits(b, j, true))
+            .and_then(|d| match d {
+                Some((s, e)) => Ok(b[ws(b, e)?..]
+                    .starts_with(b"</exit_code>")
+                    .then_some((s, e))),
+                None => Ok(None),
+            });
+        return Some((1, r));
+    }
+    if t.starts_with(b"[Command finished with exit code ") {
+        // \[Command finished with exit code (-?\d+)\]
+        let r = digits(b, p + 33, true).map(|d| d.filter(|&(_, e)| b.get(e) == Some(&b']')));
+        return Some((2, r));
+    }
+    if t.starts_with(b"Process exited with code ") {
+        // Process exited with code (-?\d+)
+        return Some((3, digits(b, p + 25, true)));
+    }
+    None
+}
+
+/// The shell marker at line start `p`, if one: (?m)^Exit Code: (-?\d+)\s*$ (priority 4)
+/// or (?m)^exit status (\d+)\s*$ (5).
+fn shell_marker(b: &[u8], p: usize) -> Option<(usize, Found)> {
+    let (k, lead, minus) = match b.get(p) {
+        Some(b'E') => (4, &b"Exit Code: "[..], true),
+        Some(b'e') => (5, &b"exit status "[..], false),
+        _ => return None,
+    };
+    if !b[p..].starts_with(lead) {
+        return None;
+    }
+    let r = digits(b, p + lead.len(), minus).and_then(|d| match d {
+        Some((s, e)) => Ok(line_end_after_ws(b, e)?.then_some((s, e))),
+        None => Ok(None),
+    });
+    Some((k, r))
 }
 
 /// `\s*$` in multi-line mode at `j`: the whitespace run reaches a '\n' or the end.
@@ -288,23 +302,21 @@ pub fn error_text(o: &str) -> bool {
         "[error] tool reported failure",
     ];
     // one pass for the four literals: stop at their first bytes ('T', ':', '<', '[')
-    let bytes = o.as_bytes();
-    let hit = bytes.iter().enumerate().any(|(i, c)| {
-        matches!(c, b'T' | b':' | b'<' | b'[')
-            && LITERALS
-                .iter()
-                .any(|l| l.as_bytes()[0] == *c && bytes[i..].starts_with(l.as_bytes()))
-    });
-    if hit {
-        return true;
-    }
     let b = o.as_bytes();
+    let mut i = find_any(b, 0, [b'T', b':', b'<', b'[']);
+    while i < b.len() {
+        let c = b[i];
+        if LITERALS
+            .iter()
+            .any(|l| l.as_bytes()[0] == c && b[i..].starts_with(l.as_bytes()))
+        {
+            return true;
+        }
+        i = find_any(b, i + 1, [b'T', b':', b'<', b'[']);
+    }
     let mut ls = 0;
     loop {
-        let le = b[ls..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |k| ls + k);
+        let le = find_any(b, ls, [b'\n'; 4]);
         if error_line(&o[ls..le]) {
             return true;
         }

@@ -33,6 +33,27 @@ pub fn special(s: &[u8], mut j: usize) -> usize {
     j
 }
 
+/// Index of the first byte at or after `j` equal to one of `set` (s.len() when none);
+/// eight bytes at a time.
+#[inline]
+pub fn find_any(s: &[u8], mut j: usize, set: [u8; 4]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+    while j + 8 <= s.len() {
+        let w = u64::from_le_bytes(s[j..j + 8].try_into().unwrap());
+        let m = set.iter().fold(0, |m, &c| m | zero(w ^ (ONES * c as u64)));
+        if m != 0 {
+            return j + (m.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < s.len() && !set.contains(&s[j]) {
+        j += 1;
+    }
+    j
+}
+
 pub struct NumShape {
     pub int_digits: usize,
     pub frac: bool,
@@ -140,4 +161,23 @@ pub fn has_dup(o: &[(Cow<'_, str>, V<'_>)]) -> bool {
     }
     let mut seen = std::collections::HashSet::with_capacity(o.len());
     o.iter().any(|(k, _)| !seen.insert(k.as_ref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_any;
+
+    #[test]
+    fn find_any_agrees_with_a_plain_search() {
+        let text = b"abc[de<fg\nhiPjk\n[[xyz  P";
+        let set = [b'[', b'<', b'P', b'\n'];
+        for start in 0..=text.len() + 2 {
+            let want = (start..text.len())
+                .find(|&i| set.contains(&text[i]))
+                .unwrap_or(text.len().max(start));
+            assert_eq!(find_any(text, start, set), want, "from {start}");
+        }
+        assert_eq!(find_any(b"", 0, set), 0);
+        assert_eq!(find_any(b"\xff\x80abcdefgh", 0, [b'h'; 4]), 9);
+    }
 }
