@@ -10,7 +10,7 @@ pub struct Bits {
 impl Bits {
     #[inline]
     pub fn push(&mut self, b: bool) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.bytes.push(0);
         }
         if b {
@@ -124,7 +124,7 @@ impl Bits {
     pub fn truncate(&mut self, len: usize) {
         self.len = len;
         self.bytes.truncate(len.div_ceil(8));
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             if let Some(b) = self.bytes.last_mut() {
                 *b &= (1u8 << (len % 8)) - 1;
             }
@@ -183,25 +183,27 @@ impl Table {
 }
 
 impl Bits {
-    /// Append `other`'s bits.
-    fn append(&mut self, other: &Bits) {
-        let shift = self.len % 8;
-        if shift == 0 {
-            self.bytes.extend_from_slice(&other.bytes);
-        } else {
-            for &b in &other.bytes {
-                *self.bytes.last_mut().unwrap() |= b << shift;
-                self.bytes.push(b >> (8 - shift));
+    /// Append bits `a..b` of `other`.
+    fn append_range(&mut self, other: &Bits, a: usize, b: usize) {
+        if self.len.is_multiple_of(8) && a.is_multiple_of(8) {
+            // whole bytes; the last one masked to the bits taken
+            let (from, to) = (a / 8, b.div_ceil(8));
+            self.bytes.extend_from_slice(&other.bytes[from..to]);
+            self.len += b - a;
+            if !self.len.is_multiple_of(8) {
+                *self.bytes.last_mut().unwrap() &= (1u8 << (self.len % 8)) - 1;
             }
+            return;
         }
-        self.len += other.len;
-        self.bytes.truncate(self.len.div_ceil(8));
+        for i in a..b {
+            self.push(other.get(i));
+        }
     }
 }
 
 impl Col {
-    /// Append `other`'s values (same kind).
-    fn append(&mut self, other: &Col) {
+    /// Append rows `a..b` of `other` (same kind).
+    fn append_rows(&mut self, other: &Col, a: usize, b: usize) {
         match (self, other) {
             (
                 Col::Str { valid, offs, data },
@@ -211,10 +213,10 @@ impl Col {
                     data: d2,
                 },
             ) => {
-                valid.append(v2);
-                let base = data.len() as i64;
-                offs.extend(o2[1..].iter().map(|o| o + base));
-                data.extend_from_slice(d2);
+                valid.append_range(v2, a, b);
+                let shift = data.len() as i64 - o2[a];
+                offs.extend(o2[a + 1..=b].iter().map(|o| o + shift));
+                data.extend_from_slice(&d2[o2[a] as usize..o2[b] as usize]);
             }
             (
                 Col::I64 { valid, vals },
@@ -223,8 +225,8 @@ impl Col {
                     vals: x2,
                 },
             ) => {
-                valid.append(v2);
-                vals.extend_from_slice(x2);
+                valid.append_range(v2, a, b);
+                vals.extend_from_slice(&x2[a..b]);
             }
             (
                 Col::F64 { valid, vals },
@@ -233,8 +235,8 @@ impl Col {
                     vals: x2,
                 },
             ) => {
-                valid.append(v2);
-                vals.extend_from_slice(x2);
+                valid.append_range(v2, a, b);
+                vals.extend_from_slice(&x2[a..b]);
             }
             (
                 Col::Bool { valid, vals },
@@ -243,10 +245,18 @@ impl Col {
                     vals: x2,
                 },
             ) => {
-                valid.append(v2);
-                vals.append(x2);
+                valid.append_range(v2, a, b);
+                vals.append_range(x2, a, b);
             }
             _ => unreachable!("tables of one layout"),
+        }
+    }
+    fn empty_like(&self) -> Col {
+        match self {
+            Col::Str { .. } => Col::str(),
+            Col::I64 { .. } => Col::i64(),
+            Col::F64 { .. } => Col::f64(),
+            Col::Bool { .. } => Col::bool(),
         }
     }
     fn reserve_like(&mut self, rows: usize, bytes: usize) {
@@ -278,28 +288,28 @@ impl Col {
     }
 }
 
-/// Chunks' tables (each chunk: the same tables in the same layout) joined in order: the
-/// first chunk's tables grow by the others' rows.
-pub fn join(chunks: Vec<Vec<Table>>) -> Vec<Table> {
-    let mut it = chunks.into_iter();
-    let Some(mut first) = it.next() else {
-        return Vec::new();
-    };
-    let rest: Vec<Vec<Table>> = it.collect();
-    for (t, tb) in first.iter_mut().enumerate() {
-        let rows: usize = rest.iter().map(|c| c[t].rows).sum();
-        for (c, col) in tb.cols.iter_mut().enumerate() {
-            let bytes: usize = rest.iter().map(|ch| ch[t].cols[c].data_len()).sum();
-            col.reserve_like(rows, bytes);
-        }
-        for ch in &rest {
-            for (col, other) in tb.cols.iter_mut().zip(&ch[t].cols) {
-                col.append(other);
-            }
-            tb.rows += ch[t].rows;
+impl Table {
+    /// A table of the same layout, no rows.
+    pub fn empty_like(&self) -> Table {
+        Table {
+            cols: self.cols.iter().map(Col::empty_like).collect(),
+            rows: 0,
         }
     }
-    first
+    /// Room for `rows` more rows and the string bytes of `like`'s tables.
+    pub fn reserve_like(&mut self, like: &[&Table], rows: usize) {
+        for (c, col) in self.cols.iter_mut().enumerate() {
+            let bytes = like.iter().map(|t| t.cols[c].data_len()).sum();
+            col.reserve_like(rows, bytes);
+        }
+    }
+    /// Append rows `a..b` of `other` (same layout).
+    pub fn append_rows(&mut self, other: &Table, a: usize, b: usize) {
+        for (col, o) in self.cols.iter_mut().zip(&other.cols) {
+            col.append_rows(o, a, b);
+        }
+        self.rows += b - a;
+    }
 }
 
 impl Bits {
@@ -378,26 +388,37 @@ mod tests {
     }
 
     #[test]
-    fn join_keeps_every_value_in_order() {
-        // uneven row counts so validity and bool bitmaps are appended at every bit shift
-        let mut chunks = Vec::new();
+    fn row_ranges_append_every_value_in_order() {
+        // uneven ranges so validity and bool bitmaps are appended at every bit offset
+        let mut src = Table::new("sib");
         let mut want: Vec<(Option<String>, Option<i64>, Option<bool>)> = Vec::new();
-        for (k, rows) in [3usize, 0, 9, 1, 7, 13, 8].into_iter().enumerate() {
-            let mut tb = Table::new("sib");
-            for r in 0..rows {
-                let s = (r % 3 != 0).then(|| format!("c{k}r{r}"));
-                let i = (r % 2 == 0).then_some((k * 100 + r) as i64);
-                let b = (r % 4 != 1).then_some(r % 3 == 1);
-                tb.cols[0].s(s.as_deref());
-                tb.cols[1].i(i);
-                tb.cols[2].b(b);
-                tb.rows += 1;
-                want.push((s, i, b));
-            }
-            chunks.push(vec![tb]);
+        for r in 0..61usize {
+            let s = (r % 3 != 0).then(|| format!("r{r}"));
+            let i = (r % 2 == 0).then_some(r as i64);
+            let b = (r % 4 != 1).then_some(r % 3 == 1);
+            src.cols[0].s(s.as_deref());
+            src.cols[1].i(i);
+            src.cols[2].b(b);
+            src.rows += 1;
+            want.push((s, i, b));
         }
-        let got = join(chunks).pop().unwrap();
-        assert_eq!(got.rows, want.len());
+        let ranges = [
+            (0, 3),
+            (3, 3),
+            (8, 17),
+            (3, 8),
+            (17, 18),
+            (18, 40),
+            (40, 61),
+        ];
+        let mut got = src.empty_like();
+        got.reserve_like(&[&src], src.rows);
+        let mut order = Vec::new();
+        for &(a, b) in &ranges {
+            got.append_rows(&src, a, b);
+            order.extend(a..b);
+        }
+        assert_eq!(got.rows, order.len());
         let (
             Col::Str {
                 valid: sv,
@@ -413,9 +434,10 @@ mod tests {
         else {
             panic!("layout");
         };
-        assert_eq!(bv.bytes.len(), want.len().div_ceil(8));
+        assert_eq!(bv.bytes.len(), order.len().div_ceil(8));
         let (sv, iv, bv, bb) = (bools(sv), bools(iv), bools(bv), bools(bb));
-        for (r, (s, i, b)) in want.iter().enumerate() {
+        for (r, &k) in order.iter().enumerate() {
+            let (s, i, b) = &want[k];
             let text = std::str::from_utf8(&data[offs[r] as usize..offs[r + 1] as usize]).unwrap();
             assert_eq!(sv[r].then_some(text), s.as_deref(), "row {r}");
             assert_eq!(iv[r].then_some(vals[r]), *i, "row {r}");

@@ -197,7 +197,7 @@ fn int_val(v: Option<&V>) -> Option<i128> {
         Some(V::Int(i)) => Some(*i as i128),
         Some(V::UInt(u)) => Some(*u as i128),
         Some(V::Float(f)) => {
-            if f.fract() == 0.0 && f.abs() < 9.223372036854775808e18 {
+            if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_776e18 {
                 Some(*f as i128)
             } else {
                 None

@@ -16,6 +16,7 @@ mod paths;
 mod pool;
 mod probe;
 mod scan;
+mod sched;
 mod ser;
 mod shell;
 mod sniff;
@@ -128,18 +129,33 @@ pub unsafe extern "C" fn ek_trials(
     let offs = std::slice::from_raw_parts(offs, n + 1);
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
     let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
-    let parts = in_parts(n, threads, |range| {
-        let mut o = Out::new();
-        let mut buf = Vec::new();
-        for i in range {
-            one_trial(dir(i), i as i64, cap, &mut o, &mut buf);
-        }
-        vec![o.steps, o.calls, o.trials, o.errors]
-    });
+    let init = || (Out::new(), Vec::new());
+    let work = |(o, buf): &mut (Out, Vec<u8>), i: usize| one_trial(dir(i), i as i64, cap, o, buf);
+    let parts = vec![sched::run(n, threads, init, work).unwrap_or_default()];
     Box::into_raw(Box::new(Batch {
         parts,
         text: Vec::new(),
     }))
+}
+
+impl sched::State for (Out, Vec<u8>) {
+    fn tables(&self) -> Vec<&cols::Table> {
+        let o = &self.0;
+        vec![&o.steps, &o.calls, &o.trials, &o.errors]
+    }
+    fn into_tables(self) -> Vec<cols::Table> {
+        let o = self.0;
+        vec![o.steps, o.calls, o.trials, o.errors]
+    }
+}
+
+impl sched::State for cols::Table {
+    fn tables(&self) -> Vec<&cols::Table> {
+        vec![self]
+    }
+    fn into_tables(self) -> Vec<cols::Table> {
+        vec![self]
+    }
 }
 
 /// List `n` trial folders (see probe.rs); one table with a row per folder, in order.
@@ -158,59 +174,13 @@ pub unsafe extern "C" fn ek_probe(
     let offs = std::slice::from_raw_parts(offs, n + 1);
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
     let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
-    let parts = in_parts(n, threads, |range| {
-        let mut tb = cols::Table::new(probe::PROBE_KINDS);
-        for i in range {
-            probe::probe(dir(i), sign != 0, &mut tb);
-        }
-        vec![tb]
-    });
+    let init = || cols::Table::new(probe::PROBE_KINDS);
+    let work = |tb: &mut cols::Table, i: usize| probe::probe(dir(i), sign != 0, tb);
+    let parts = vec![sched::run(n, threads, init, work).unwrap_or_default()];
     Box::into_raw(Box::new(Batch {
         parts,
         text: Vec::new(),
     }))
-}
-
-/// Run `work` over `0..n` in small contiguous chunks handed out one at a time to at most
-/// `threads` threads (a thread that got a large trajectory does not hold up the rest),
-/// then join the chunks' tables in order into one part. A chunk that panicked leaves an
-/// empty part (the caller sees the row count fall short and uses the Python path).
-fn in_parts<F>(n: usize, threads: u32, work: F) -> Vec<Vec<cols::Table>>
-where
-    F: Fn(std::ops::Range<usize>) -> Vec<cols::Table> + Sync,
-{
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let t = (threads.max(1) as usize).min(n.max(1));
-    if t <= 1 {
-        return vec![work(0..n)];
-    }
-    // ~8 chunks per thread, at most 64 items each (a chunk's tables are a few small Vecs)
-    let per = n.div_ceil(8 * t).clamp(1, 64);
-    let n_chunks = n.div_ceil(per);
-    let next = AtomicUsize::new(0);
-    let done = std::sync::Mutex::new(Vec::with_capacity(n_chunks));
-    let worker = || {
-        let mut mine = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            if k >= n_chunks {
-                break;
-            }
-            let r = catch_unwind(AssertUnwindSafe(|| work((k * per)..((k + 1) * per).min(n))));
-            mine.push((k, r.ok()));
-        }
-        done.lock().unwrap_or_else(|e| e.into_inner()).extend(mine);
-    };
-    // t - 1 pool threads, and the calling thread works too (ctypes released the GIL)
-    pool::scoped(t - 1, &worker);
-    let mut got: Vec<(usize, Option<Vec<cols::Table>>)> =
-        done.into_inner().unwrap_or_else(|e| e.into_inner());
-    if got.len() != n_chunks || got.iter().any(|(_, r)| r.is_none()) {
-        return vec![Vec::new()];
-    }
-    got.sort_unstable_by_key(|(k, _)| *k);
-    let chunks: Vec<Vec<cols::Table>> = got.into_iter().filter_map(|(_, r)| r).collect();
-    vec![cols::join(chunks)]
 }
 
 /// Test hook (`tests/load_steps/test_native_finish.py`): the finishing rules of finish.rs

@@ -153,7 +153,7 @@ pub fn float(f: f64, out: &mut String) {
 /// replaced by its even neighbour when the value is exactly halfway between them.
 fn even_tie(v: f64, digits: &mut String, exp: i32) {
     let last = digits.as_bytes()[digits.len() - 1] - b'0';
-    if last % 2 == 0 {
+    if last.is_multiple_of(2) {
         return;
     }
     let p = exp - (digits.len() as i32 - 1); // decimal position of the last digit
@@ -197,7 +197,7 @@ fn even_tie(v: f64, digits: &mut String, exp: i32) {
         let Some(scale) = 10u128.checked_pow(p as u32) else {
             return;
         };
-        if y % scale != 0 {
+        if !y.is_multiple_of(scale) {
             return;
         }
         Some(y / scale)
@@ -208,7 +208,7 @@ fn even_tie(v: f64, digits: &mut String, exp: i32) {
     }
     let lower = (t - 1) / 2; // the candidate below v, in units of 10^p
     let d = (lower % 10) as u8; // its last digit; the upper one ends in d + 1
-    let want = if d % 2 == 0 { d } else { (d + 1) % 10 };
+    let want = if d.is_multiple_of(2) { d } else { (d + 1) % 10 };
     if want == last || want == 0 {
         return; // already even, or a carry (cannot be shortest): leave it
     }
