@@ -63,12 +63,22 @@ def _status(status: pl.Series, agents: list[str | None]) -> list[int]:
 _HIDDEN = {"_seq": "trial", "_ts": "_ts", "fin": "fin", "_s_err": "_s_err", "_s_exit": "_s_exit"}
 _FROM = {"timestamp": "ts_us"}  # final column <- extractor column, when named differently
 _TABLES = {native.STEPS: (_STEP, native.STEP_COLS), native.CALLS: (_CALL, native.CALL_COLS)}
+#: TRIALS as the index (table.INDEX_SCHEMA without sig, which Python inserts), + status.
+_INDEX_FROM_TRIALS = (
+    "has_data", "n_steps", "n_tool_calls", "n_turns", "fm_prompt", "fm_completion", "fm_cached",
+    "fm_cost", "status",
+)  # fmt: skip
 _TRIAL_LAYOUT = native.layout(
     (
         ("trial_id", "U", native.ROW_TRIAL_ID),
-        *((c, "g" if c.startswith("fm_") else "l", k) for k, (c, _) in enumerate(native.TRIAL_COLS) if c != "agent"),
+        *(
+            (c, native.KIND_FORMAT[kind], k)
+            for c in _INDEX_FROM_TRIALS
+            for k, (name, kind) in enumerate(native.TRIAL_COLS)
+            if name == c
+        ),
     )
-)  # fmt: skip
+)
 
 
 @functools.cache
@@ -83,7 +93,7 @@ def _layout(table: int, hidden: frozenset[str]) -> native.Layout:
         (c, native.arrow_format(t), where.get(_FROM.get(c, c), native.NULL)) for c, t in out.items()
     ]
     cols[list(out).index("trial_id")] = ("trial_id", "U", native.TRIAL_ID)
-    fmt = {"i": "l", "f": "g", "b": "b", "s": "U"}
+    fmt = native.KIND_FORMAT
     cols += [(h, fmt[kinds[r]], where[r]) for h, r in _HIDDEN.items() if h in hidden]
     return native.layout(tuple(cols))
 
@@ -123,11 +133,9 @@ def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame
 def _index(tr: pl.DataFrame, sigs: list[str], st: list[int], seq: bool) -> pl.DataFrame:
     """Index rows (``table.INDEX_SCHEMA``) of the trials the extractor parsed (status 0;
     2 = no ATIF trajectory: has_data False), + _seq when ``seq``; from the TRIALS frame
-    (``_TRIAL_LAYOUT``), changed in place (Series operations: no query plan)."""
-    status = tr.drop_in_place("status")
+    (``_TRIAL_LAYOUT``), changed in place (no query plan)."""
+    tr.drop_in_place("status")
     tr.insert_column(1, pl.Series("sig", sigs, pl.String))
-    tr.insert_column(2, (~status.cast(pl.Boolean)).alias("has_data"))  # status == 0
-    tr.insert_column(5, tr["n_steps"].alias("n_turns"))
     if seq:
         tr.insert_column(tr.width, pl.Series("_seq", range(len(sigs)), pl.Int64))
     if 1 in st:

@@ -53,6 +53,7 @@ CALL_COLS = (
 TRIAL_COLS = (
     ("status", "i"), ("n_steps", "i"), ("n_tool_calls", "i"), ("fm_prompt", "f"),
     ("fm_completion", "f"), ("fm_cached", "f"), ("fm_cost", "f"), ("agent", "s"),
+    ("has_data", "b"), ("n_turns", "i"),
 )  # fmt: skip
 ERROR_COLS = (("trial", "i"), ("path", "s"), ("kind", "s"), ("message", "s"))
 PROBE_COLS = (("agent", "s"), ("steps", "i"), ("sig", "s"), ("total", "i"), ("_", "i"))
@@ -129,7 +130,8 @@ STEPS, CALLS, TRIALS, ERRORS = 0, 1, 2, 3
 _TABLE_COLS = {STEPS: STEP_COLS, CALLS: CALL_COLS, TRIALS: TRIAL_COLS, ERRORS: ERROR_COLS}
 #: Column sources of a ``Layout`` besides a table column's index.
 NULL, TRIAL_ID, ROW_TRIAL_ID = -1, -2, -3
-_KIND_FORMAT = {"i": "l", "f": "g", "b": "b", "s": "U"}
+#: Arrow C format of each column kind the library writes.
+KIND_FORMAT = {"i": "l", "f": "g", "b": "b", "s": "U"}
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -174,7 +176,7 @@ def raw_layout(cols: Sequence[tuple[str, str]]) -> Layout:
     """A table's columns as the library writes them (``ts_us`` a UTC datetime)."""
     return layout(
         tuple(
-            (name, "tsu:UTC" if name == "ts_us" else _KIND_FORMAT[k], i)
+            (name, "tsu:UTC" if name == "ts_us" else KIND_FORMAT[k], i)
             for i, (name, k) in enumerate(cols)
         )
     )

@@ -80,8 +80,9 @@ pub const STEP_KINDS: &str = "iisbisssssiiifisbisi";
 pub const CALL_KINDS: &str = "iiisbssssssbisibsbib";
 /// trials: status (0 parsed here, 1 the Python path must parse the trial), n_steps,
 /// n_tool_calls, final_totals (prompt, completion, cached, cost).
-/// (status 2 = no ATIF trajectory; then `agent` holds the names in agent/, '\0'-joined).
-pub const TRIAL_KINDS: &str = "iiiffffs";
+/// (status 2 = no ATIF trajectory; then `agent` holds the names in agent/, '\0'-joined),
+/// has_data (status 0), n_turns (= n_steps: the index columns of steps/batch.py).
+pub const TRIAL_KINDS: &str = "iiiffffsbi";
 /// errors: trial, path, kind, message (LoadError rows, level 'trajectory').
 pub const ERROR_KINDS: &str = "isss";
 

@@ -106,6 +106,8 @@ fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
             t[3 + k].f(None);
         }
         t[7].s(None);
+        t[8].b(Some(false));
+        t[9].i(None);
         out.trials.rows += 1;
     }
 }
@@ -251,7 +253,7 @@ pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch
 #[no_mangle]
 pub extern "C" fn ek_layout() -> *const u8 {
     concat!(
-        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffs|isss|sisii|3",
+        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffsbi|isss|sisii|3",
         "\0"
     )
     .as_ptr()

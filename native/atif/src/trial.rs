@@ -219,10 +219,22 @@ pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
         out.errors.rollback(marks.2);
     }
     let t = &mut out.trials.cols;
-    let (status, n, tot, names) = match res {
+    let (mut status, n, tot, names) = match res {
         Ok(Outcome::Parsed(s, c, tot)) => (0, Some((s, c)), tot, None),
         Ok(Outcome::NoTrajectory(names)) => (2, None, [None; 4], Some(names)),
         Err(Bail) => (1, None, [None; 4], None),
+    };
+    let names = match names.as_deref().map(std::str::from_utf8) {
+        Some(Ok(s)) => Some(s),
+        Some(Err(_)) => {
+            // non-UTF-8 names: let the Python path decide (status 1, nothing kept)
+            status = 1;
+            out.steps.rollback(marks.0);
+            out.calls.rollback(marks.1);
+            out.errors.rollback(marks.2);
+            None
+        }
+        None => None,
     };
     t[0].i(Some(status));
     t[1].i(n.map(|x| x.0));
@@ -230,19 +242,9 @@ pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
     for (k, v) in tot.iter().enumerate() {
         t[3 + k].f(*v);
     }
-    match names.as_deref().map(std::str::from_utf8) {
-        Some(Ok(s)) => t[7].s(Some(s)),
-        Some(Err(_)) => {
-            // non-UTF-8 names: let the Python path decide (status 1, nothing kept)
-            t[0].truncate_last();
-            t[0].i(Some(1));
-            t[7].s(None);
-            out.steps.rollback(marks.0);
-            out.calls.rollback(marks.1);
-            out.errors.rollback(marks.2);
-        }
-        None => t[7].s(None),
-    }
+    t[7].s(names);
+    t[8].b(Some(status == 0)); // has_data
+    t[9].i(n.map(|x| x.0)); // n_turns: the steps of an ATIF trajectory
     out.trials.rows += 1;
 }
 
