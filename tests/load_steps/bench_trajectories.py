@@ -12,6 +12,10 @@ and best of ``--runs``:
   with the compiled extractor when it is built (``--python``: the Python path,
   EVALKIT_NATIVE=0).
 
+``--harbor`` adds the Harbor fixture runs (tests/fixtures/harbor: 109 trials, 11 of them
+with a trajectory; every trial folder is looked at, the floor counts only the trajectory
+files), so the whole fixture tree is loaded.
+
 The figure quoted in docs/trajectories.md is parse / floor: best against best, and the
 median of the ratios of the interleaved pairs (less sensitive to one lucky run).
 """
@@ -32,6 +36,7 @@ import polars as pl
 from evalkit.load.steps.table import build_trajectories
 
 FIX = Path(__file__).parents[1] / "fixtures" / "atif"
+HARBOR = FIX.parent / "harbor"
 
 
 def fixture_mains() -> list[list[tuple[Path, str]]]:
@@ -73,6 +78,7 @@ def main() -> None:
     ap.add_argument("--rep", type=int, default=1)
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--python", action="store_true", help="the Python path (EVALKIT_NATIVE=0)")
+    ap.add_argument("--harbor", action="store_true", help="add the Harbor fixture runs")
     a = ap.parse_args()
     if a.python:
         os.environ["EVALKIT_NATIVE"] = "0"
@@ -83,6 +89,15 @@ def main() -> None:
     try:
         trials = lay_out(root, a.rep)
         files = [str(p) for p in root.rglob("*.json")]
+        if a.harbor:
+            import evalkit
+
+            h = evalkit.load(str(HARBOR), cache=False, progress=False).trials
+            h = h.with_columns(  # as evalkit.load passes them (result.json totals included)
+                pl.col("trial_dir").map_elements(os.path.dirname, pl.String).alias("job_dir")
+            )
+            trials = pl.concat([trials, h], how="diagonal_relaxed")
+            files += [str(p) for p in HARBOR.rglob("agent/trajectory*.json")]
         nbytes = sum(os.path.getsize(f) for f in files)
 
         def floor() -> float:

@@ -274,8 +274,9 @@ def _harbor_trials(trials: pl.DataFrame) -> pl.DataFrame:
     keep = td.is_not_null() if td.null_count() else None
     if "source_format" in trials.columns:
         sf = trials["source_format"]
-        if sf.null_count() != sf.len():
-            harbor = (sf == "harbor").fill_null(True)
+        is_harbor = sf == "harbor"  # null where sf is null: kept too
+        if sf.null_count() != sf.len() and not is_harbor.all():  # all() skips nulls
+            harbor = is_harbor.fill_null(True)
             keep = harbor if keep is None else keep & harbor
     t = trials if keep is None or keep.all() else trials.filter(keep)
     ids = t["trial_id"].to_list()
