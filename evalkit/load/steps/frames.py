@@ -191,23 +191,25 @@ def _totals_differ(index: pl.DataFrame, trials: pl.DataFrame) -> bool | None:
     total (``metrics_differ_expr``'s rule, on numpy arrays: no query), or None when the
     index rows are not the trials' rows in order (then the caller joins)."""
     ids, tid = index["trial_id"].to_list(), trials["trial_id"].to_list()
-    mask = None
+    rows = None
     if len(tid) != len(ids):  # list operations: Series.is_in is a query (~0.1 ms)
         wanted = set(ids)
-        keep = [t in wanted for t in tid]
-        mask = pl.Series(keep, dtype=pl.Boolean)
-        tid = [t for t, k in zip(tid, keep, strict=True) if k]
+        rows = np.fromiter((t in wanted for t in tid), bool, len(tid))
+        tid = [t for t, k in zip(tid, rows, strict=True) if k]
     if tid != ids:
         return None
 
-    def values(df: pl.DataFrame, c: str, rows: pl.Series | None) -> np.ndarray:
-        col = df[c].cast(pl.Float64)
-        return (col if rows is None else col.filter(rows)).to_numpy()  # null -> nan
+    def values(df: pl.DataFrame, c: str) -> np.ndarray:
+        col = df[c]
+        return (col if col.dtype == pl.Float64 else col.cast(pl.Float64)).to_numpy()  # null: nan
 
+    have = set(trials.columns)
     for name, a, r in _COMPARED:
-        if r not in trials.columns:
+        if r not in have:
             continue
-        x, y = values(index, a, None), values(trials, r, mask)
+        x, y = values(index, a), values(trials, r)
+        if rows is not None:
+            y = y[rows]
         both = ~np.isnan(x) & ~np.isnan(y)
         if name == "cost_usd":
             tol = np.maximum(1e-9, 1e-6 * np.maximum(np.abs(x), np.abs(y)))
@@ -226,15 +228,16 @@ def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
     totals for metrics_mismatch; a missing column compares as unknown). The usual case
     (all totals agree) runs no query: one costs ~0.2-1 ms whatever the row count."""
     keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
-    if (
-        any(c in trials.columns for c in _RESULT_TOTALS)
-        and _totals_differ(index, trials) is not False
-    ):
+    have = set(trials.columns)
+    if any(c in have for c in _RESULT_TOTALS) and _totals_differ(index, trials) is not False:
         tok = trials.select(
             "trial_id",
-            *[pl.col(c) if c in trials.columns else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
+            *[pl.col(c) if c in have else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
         )
         out = index.join(tok, on="trial_id", how="left").select(*keep, _MISMATCH)
         return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
-    cols = [index[c].cast(SUMMARY_SCHEMA[c]) for c in keep]
+    cols = [index[c] for c in keep]  # the index's dtypes are SUMMARY_SCHEMA's
+    cols = [
+        c if c.dtype == SUMMARY_SCHEMA[c.name] else c.cast(SUMMARY_SCHEMA[c.name]) for c in cols
+    ]
     return pl.DataFrame([*cols, pl.Series("metrics_mismatch", [None] * index.height, pl.String)])

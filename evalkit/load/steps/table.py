@@ -301,8 +301,10 @@ def build_trajectories(
     t = _harbor_trials(trials)
     n = t.height
 
+    have = set(t.columns)
+
     def col(c: str) -> list:
-        return t[c].to_list() if c in t.columns else [None] * n
+        return t[c].to_list() if c in have else [None] * n
 
     rows = list(
         zip(
