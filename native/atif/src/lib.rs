@@ -1,10 +1,14 @@
 //! C ABI of evalkit's ATIF extractor (loaded by `evalkit/load/steps/native.py` via ctypes).
 //!
-//! `ek_parse` reads and extracts a batch of trajectory files on `threads` threads and returns
-//! a handle holding one part per thread, each with three Arrow-layout tables (docs, steps,
-//! calls; column order in extract.rs). A file that cannot be read as a regular file under
-//! the size cap, is not strict JSON, or needs a rule the port does not cover, gets docs
-//! status 1 and no rows: the Python path handles it (and reports its errors).
+//! `ek_trials` parses a batch of trial folders (trial.rs: listing, continuations,
+//! subagents, labels, errors; extract.rs: per-step values; finish.rs: exit codes, is_error,
+//! retried, timestamps) on up to `threads` threads (sched.rs, pool.rs) into one part of four
+//! Arrow-layout tables: steps, calls, trials (a row per folder), errors (column order in
+//! extract.rs). A trial the port does not cover exactly gets status 1 and no rows: the
+//! Python path handles it. `ek_stream` hands a table to Polars as an Arrow C stream in a
+//! layout asked by Python (ffi.rs); `ek_count` / `ek_errors_json` answer the few questions
+//! Python asks before. `ek_probe` lists folders for the cache signatures. The library's
+//! allocations go through a per-thread small-block cache (alloc.rs).
 
 mod alloc;
 mod cols;
