@@ -156,19 +156,6 @@ impl Col {
     }
 }
 
-impl Col {
-    /// Drop the last value (a row being rewritten).
-    pub fn truncate_last(&mut self) {
-        let n = match self {
-            Col::Str { valid, .. }
-            | Col::I64 { valid, .. }
-            | Col::F64 { valid, .. }
-            | Col::Bool { valid, .. } => valid.len,
-        };
-        self.truncate(n.saturating_sub(1));
-    }
-}
-
 impl Table {
     pub fn mark(&self) -> usize {
         self.rows
