@@ -299,23 +299,9 @@ def build_trajectories(
     (level 'trajectory'). Never raises on file content.
     """
     t = _harbor_trials(trials)
-    n = t.height
-
-    have = set(t.columns)
-
-    def col(c: str) -> list:
-        return t[c].to_list() if c in have else [None] * n
-
-    rows = list(
-        zip(
-            col("trial_id"),
-            col("trial_dir"),
-            col("job_id"),
-            col("job_dir"),
-            col("agent_name"),
-            strict=True,
-        )
-    )
+    have, none = set(t.columns), [None] * t.height
+    names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
+    rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
     # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
     # is fastest): both also tell the parser which files exist
     if cache or not native.enabled():
