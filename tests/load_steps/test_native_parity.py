@@ -889,6 +889,28 @@ def test_rows_left_to_polars(names: list[str], non_ascii_ids: bool, tmp_path: Pa
             assert row["timestamp"].is_null().sum() == 0
 
 
+def test_cache_written_and_read_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the cache on, the index keeps the trials without data (the cache must know they
+    were looked at): a batch mixing parsed, no-trajectory and Python-path trials, built both
+    ways into separate caches, then read back from them."""
+    names = ["basic", "empty", "multi_step", "goose_log", "jsonl", "no_agent_folder", "bad_steps"]
+    dirs = _edge_dirs(tmp_path / "trees", names)
+    trials = _trials(dirs).with_columns(pl.lit(str(tmp_path / "trees" / "job")).alias("job_dir"))
+    got = {}
+    for native in ("0", "1"):
+        monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / f"cache{native}"))
+        with _env("EVALKIT_NATIVE", native):
+            first = build_trajectories(trials, cache=True, progress=False)
+            again = build_trajectories(trials, cache=True, progress=False)
+        assert any((tmp_path / f"cache{native}").rglob("*")), "nothing cached"
+        for name in FRAMES:
+            assert_frame_equal(getattr(first, name), getattr(again, name), check_exact=True)
+        got[native] = first
+    for name in FRAMES:
+        assert_frame_equal(getattr(got["0"], name), getattr(got["1"], name), check_exact=True)
+    assert _errors(got["0"].errors) == _errors(got["1"].errors)
+
+
 @pytest.mark.parametrize("over", [0, 1, 5000])
 def test_size_cap(over: int, tmp_path: Path) -> None:
     """EVALKIT_MAX_FILE_MB lowered: a main file at / over the cap, a continuation over it."""

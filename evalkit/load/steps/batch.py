@@ -44,13 +44,13 @@ _STEP = schema(STEP_COLUMNS)
 _CALL = schema(TOOL_CALL_COLUMNS)
 
 
-def _status(status: pl.Series, agents: list[str | None]) -> list[int]:
+def _status(st: list[int], agents: list[str | None]) -> list[int]:
     """Statuses, with the trials without an ATIF trajectory of a goose agent handed to the
     Python path (status 1: extract.find_goose_log looks for its log; a trial with a goose
     log name in agent/ the extractor hands back itself)."""
-    st = status.to_list()
     goose = {a for a in set(agents) if a and "goose" in a.lower()}
     if goose:
+        st = list(st)
         for i, a in enumerate(agents):
             if st[i] == 2 and a in goose:
                 st[i] = 1
@@ -63,10 +63,10 @@ def _status(status: pl.Series, agents: list[str | None]) -> list[int]:
 _HIDDEN = {"_seq": "trial", "_ts": "_ts", "fin": "fin", "_s_err": "_s_err", "_s_exit": "_s_exit"}
 _FROM = {"timestamp": "ts_us"}  # final column <- extractor column, when named differently
 _TABLES = {native.STEPS: (_STEP, native.STEP_COLS), native.CALLS: (_CALL, native.CALL_COLS)}
-#: TRIALS as the index (table.INDEX_SCHEMA without sig, which Python inserts), + status.
+#: TRIALS as the index (table.INDEX_SCHEMA without sig, which Python inserts).
 _INDEX_FROM_TRIALS = (
     "has_data", "n_steps", "n_tool_calls", "n_turns", "fm_prompt", "fm_completion", "fm_cached",
-    "fm_cost", "status",
+    "fm_cost",
 )  # fmt: skip
 _TRIAL_LAYOUT = native.layout(
     (
@@ -130,16 +130,16 @@ def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame
     return df[[*out, "_seq"] if seq else list(out)]
 
 
-def _index(tr: pl.DataFrame, sigs: list[str], st: list[int], seq: bool) -> pl.DataFrame:
-    """Index rows (``table.INDEX_SCHEMA``) of the trials the extractor parsed (status 0;
-    2 = no ATIF trajectory: has_data False), + _seq when ``seq``; from the TRIALS frame
-    (``_TRIAL_LAYOUT``), changed in place (no query plan)."""
-    tr.drop_in_place("status")
+def _index(tr: pl.DataFrame, sigs: list[str], rows: list[int] | None, seq: bool) -> pl.DataFrame:
+    """Index rows (``table.INDEX_SCHEMA``) + _seq when ``seq``, from the TRIALS frame
+    (``_TRIAL_LAYOUT``), changed in place (no query plan); ``rows``: the positions in the
+    batch of its rows (None: all)."""
+    if rows is not None:
+        sigs = [sigs[i] for i in rows]
     tr.insert_column(1, pl.Series("sig", sigs, pl.String))
     if seq:
-        tr.insert_column(tr.width, pl.Series("_seq", range(len(sigs)), pl.Int64))
-    if 1 in st:
-        tr = tr.filter(pl.Series(st) != 1)
+        pos = range(len(sigs)) if rows is None else rows
+        tr.insert_column(tr.width, pl.Series("_seq", pos, pl.Int64))
     return tr
 
 
@@ -163,19 +163,20 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df.sort(keys, maintain_order=True).drop("_seq")
 
 
-def _native(res: native.Result, items: list[tuple], g: int) -> tuple:
+def _native(res: native.Result, items: list[tuple], g: int, all_rows: bool) -> tuple:
     """What the extractor made of ``items`` (group offset ``g``): (statuses, (steps, calls,
     index) or None when every trial goes to the Python path, errors as (position,
-    LoadError)). The frames carry _seq when some trial has status 1."""
+    LoadError)). The frames carry _seq when some trial has status 1. The index holds the
+    parsed trials (status 0), and with ``all_rows`` those without an ATIF trajectory too
+    (status 2, has_data False: what the cache needs to know they were looked at)."""
     n = len(items)
     if not res.ok(4, native.TRIALS, n):  # a worker died (panics are caught per trial)
         return [1] * n, None, []
-    enc = native.encode_ids([it[0] for it in items])
-    tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc)
-    st = _status(tr["status"], [it[3] for it in items])
-    seq = 1 in st
+    st = _status(res.ints(native.TRIALS, "status"), [it[3] for it in items])
     if all(s == 1 for s in st):
         return st, None, []
+    seq = 1 in st
+    enc = native.encode_ids([it[0] for it in items])
     steps, calls = (_take(res, t, enc, seq) for t in (native.STEPS, native.CALLS))
     errors = []
     if res.rows(native.ERRORS):
@@ -183,15 +184,27 @@ def _native(res: native.Result, items: list[tuple], g: int) -> tuple:
             if st[k] != 1:  # else handed to the Python path after all (goose log)
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
-    return st, (steps, calls, _index(tr, [it[4] for it in items], st, seq)), errors
+    if all_rows and not seq:
+        tr, rows = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc), None
+    elif all_rows:  # without the trials the Python path parses
+        keep = [i for i, s in enumerate(st) if s != 1]
+        tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc).filter(pl.Series(st) != 1)
+        rows = keep
+    else:  # has_data: status 0 as the extractor wrote it (status 1 or 2 otherwise)
+        tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc, keep="has_data")
+        rows = [i for i, s in enumerate(st) if s == 0]
+    return st, (steps, calls, _index(tr, [it[4] for it in items], rows, seq)), errors
 
 
-def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool) -> tuple:
+def run(
+    work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool, all_rows: bool
+) -> tuple:
     """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index frame
     (``index_schema``), errors), in the Python path's order; the frames are finished
     (STEP_COLUMNS / TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make
     them. Groups of trials come back in order; within a group, rows of trials the
-    Python path parsed are put in place by _seq (position of the trial)."""
+    Python path parsed are put in place by _seq (position of the trial). ``all_rows``:
+    keep the index rows of trials without data (has_data False; the cache needs them)."""
     parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     errors: list[tuple[int, LoadError]] = []
     bar = None
@@ -202,7 +215,8 @@ def run(work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: 
     with held_cap() as cap:
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
-            st, nat, errs = _native(native.parse([it[1] for it in items], cap), items, g)
+            res = native.parse([it[1] for it in items], cap)
+            st, nat, errs = _native(res, items, g, all_rows)
             errors += errs
             rest = [i for i, s in enumerate(st) if s == 1]  # for the Python path
             if not rest:

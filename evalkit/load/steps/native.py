@@ -94,18 +94,18 @@ def _declare(lib: ctypes.CDLL) -> None:
     u64p, vp = c.POINTER(c.c_uint64), c.c_void_p
     batch = [c.c_char_p, u64p, c.c_uint64, c.c_uint64, c.c_uint32]  # paths, offsets, n, x, threads
     text = [c.c_char_p, c.c_uint64]
+    # batch, part, table, names, formats, sources, n, ids, id offsets, n ids, keep
+    stream = [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, c.c_char_p, u64p]
+    stream += [c.c_uint64, c.c_int64]
     for name, res, args in (
         ("ek_trials", vp, batch),
         ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
-        (
-            "ek_stream",
-            vp,
-            [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, *text[:1], u64p, c.c_uint64],
-        ),
+        ("ek_stream", vp, stream),
         ("ek_stream_free", None, [vp]),
         ("ek_count", c.c_int64, [vp, c.c_uint32, c.c_uint32, c.c_uint32]),
+        ("ek_ints", c.POINTER(c.c_int64), [vp, c.c_uint32, c.c_uint32, c.c_uint32]),
         ("ek_errors_json", c.c_void_p, [vp, c.c_uint32, u64p]),
         ("ek_free", None, [vp]),
         ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
@@ -219,8 +219,14 @@ class Result:
 
     def count(self, table: int, column: str) -> int:
         """False values of a Boolean column, nulls of another (of ``_TABLE_COLS``)."""
-        names = [name for name, _ in _TABLE_COLS[table]]
-        return self.lib.ek_count(self.h, 0, table, names.index(column))
+        return self.lib.ek_count(self.h, 0, table, _column(table, column))
+
+    def ints(self, table: int, column: str) -> list[int]:
+        """The values of an Int64 column (a null reads as 0), as a list."""
+        p = self.lib.ek_ints(self.h, 0, table, _column(table, column))
+        if not p:
+            raise RuntimeError(f"evalkit native extractor: no Int64 column {column!r}")
+        return p[: self.rows(table)]
 
     def errors(self) -> list[tuple[int, str, str, str]]:
         """The error rows (ERROR_COLS) of an ``ek_trials`` result."""
@@ -230,13 +236,17 @@ class Result:
         p = self.lib.ek_errors_json(self.h, 0, ctypes.byref(n))
         return [tuple(r) for r in orjson.loads(ctypes.string_at(p, n.value))]
 
-    def frame(self, table: int, lay: Layout, ids: tuple | None = None) -> pl.DataFrame:
+    def frame(
+        self, table: int, lay: Layout, ids: tuple | None = None, keep: str | None = None
+    ) -> pl.DataFrame:
         """Table ``table`` as a frame of layout ``lay``, its buffers moved to Polars (the
-        table is empty afterwards). ``ids``: ``encode_ids`` of the trial ids."""
+        table is empty afterwards). ``ids``: ``encode_ids`` of the trial ids; ``keep``: only
+        the rows where that Boolean column of the table is true."""
         data, offs, n_ids = ids if ids is not None else (None, None, 0)
         lib, nb, fb = self.lib, lay.names, lay.formats
+        k = -1 if keep is None else _column(table, keep)
         s = lib.ek_stream(
-            self.h, 0, table, nb, len(nb), fb, len(fb), lay.sources, len(lay.columns), data, offs, n_ids
+            self.h, 0, table, nb, len(nb), fb, len(fb), lay.sources, len(lay.columns), data, offs, n_ids, k
         )  # fmt: skip
         if not s:
             raise RuntimeError("evalkit native extractor: the table does not fit the layout")
@@ -244,6 +254,10 @@ class Result:
             return pl.DataFrame(_Stream(_PyCapsule_New(s, b"arrow_array_stream", None)))
         finally:
             lib.ek_stream_free(s)  # what Polars took is released by Polars
+
+
+def _column(table: int, name: str) -> int:
+    return [c for c, _ in _TABLE_COLS[table]].index(name)
 
 
 def _lib_or_raise() -> ctypes.CDLL:

@@ -328,7 +328,7 @@ def build_trajectories(
                 total_bytes += nbytes
     if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
         new_steps, new_calls, new_index, errors = batch.run(
-            work, _parse_chunk, INDEX_SCHEMA, progress
+            work, _parse_chunk, INDEX_SCHEMA, progress, all_rows=cache
         )
     else:
         acc, idx_cols, errors = _run(work, total_bytes, workers, progress)

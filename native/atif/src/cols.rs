@@ -300,7 +300,7 @@ impl Table {
 }
 
 impl Bits {
-    fn get(&self, i: usize) -> bool {
+    pub fn get(&self, i: usize) -> bool {
         self.bytes[i / 8] >> (i % 8) & 1 == 1
     }
 }

@@ -100,19 +100,31 @@ pub enum Source {
 }
 
 /// A stream over `table` giving the columns `names` (Arrow `formats`, from `sources`);
-/// `ids` = (bytes, boundaries) of the trial ids when a column is `Source::Id`. None when
-/// these do not fit the table.
+/// `ids` = (bytes, boundaries) of the trial ids when a column is `Source::Id`; `keep`: only
+/// the rows whose Bool column `keep` is true. None when these do not fit the table.
 pub fn stream(
     table: Table,
     names: &[&str],
     formats: &[&str],
     sources: &[Source],
     ids: Option<(&[u8], &[u64])>,
+    keep: Option<usize>,
 ) -> Option<*mut ArrowArrayStream> {
-    let Table { cols, rows } = table;
     if names.len() != sources.len() || formats.len() != sources.len() {
         return None;
     }
+    let mask: Option<Vec<bool>> = match keep {
+        None => None,
+        Some(k) => match table.cols.get(k)? {
+            Col::Bool { valid, vals } => Some(
+                (0..table.rows)
+                    .map(|i| valid.get(i) && vals.get(i))
+                    .collect(),
+            ),
+            _ => return None,
+        },
+    };
+    let Table { cols, rows } = table;
     let ids_of = |pos: &mut dyn Iterator<Item = i64>| -> Option<Col> {
         let (data, offs) = ids?;
         let n = offs.len().checked_sub(1)?;
@@ -149,6 +161,10 @@ pub fn stream(
         }
         out.push(col);
     }
+    let (out, rows) = match mask {
+        Some(m) if m.contains(&false) => keep_rows(out, rows, &m),
+        _ => (out, rows),
+    };
     let data = StreamData {
         batch: Some(Batch { cols: out, rows }),
         names: names
@@ -167,6 +183,24 @@ pub fn stream(
         release: Some(release_stream),
         private_data: Box::into_raw(Box::new(data)) as *mut c_void,
     })))
+}
+
+/// The rows of `cols` where `mask` is true (each run of kept rows copied at once).
+fn keep_rows(cols: Vec<Col>, rows: usize, mask: &[bool]) -> (Vec<Col>, usize) {
+    let src = Table { cols, rows };
+    let mut out = src.empty_like();
+    let mut i = 0;
+    while i < rows {
+        let a = i;
+        while i < rows && mask[i] {
+            i += 1;
+        }
+        if i > a {
+            out.append_rows(&src, a, i);
+        }
+        i += 1; // a dropped row (or the end)
+    }
+    (out.cols, out.rows)
 }
 
 /// Free a stream made by `stream` (released first if the consumer did not take it).

@@ -309,6 +309,7 @@ pub unsafe extern "C" fn ek_stream(
     ids: *const u8,
     id_offs: *const u64,
     n_ids: u64,
+    keep: i64,
 ) -> *mut ffi::ArrowArrayStream {
     let batch = &mut *b;
     let Some(tb) = batch
@@ -346,7 +347,8 @@ pub unsafe extern "C" fn ek_stream(
         )
     });
     let table = std::mem::replace(tb, cols::Table::new(""));
-    ffi::stream(table, &names, &formats, &sources, ids).unwrap_or(std::ptr::null_mut())
+    let keep = usize::try_from(keep).ok();
+    ffi::stream(table, &names, &formats, &sources, ids, keep).unwrap_or(std::ptr::null_mut())
 }
 
 /// Values of column `c` of table `t` in part `p` that are `false` (a Bool column: rows the
@@ -360,6 +362,20 @@ pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i6
         return -1;
     };
     col.count_false_or_null() as i64
+}
+
+/// The values of Int64 column `c` of table `t` in part `p` (a null reads as 0), for
+/// `ek_rows` of them; null when out of range or not an Int64 column. Valid until the
+/// table is taken or the result freed.
+///
+/// # Safety
+/// `b` must come from `ek_trials` / `ek_probe` and not be freed.
+#[no_mangle]
+pub unsafe extern "C" fn ek_ints(b: *const Batch, p: u32, t: u32, c: u32) -> *const i64 {
+    match table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) {
+        Some(cols::Col::I64 { vals, .. }) => vals.as_ptr(),
+        _ => std::ptr::null(),
+    }
 }
 
 /// The error rows of part `p` (table 3) as JSON text, `[[trial, path, kind, message],
