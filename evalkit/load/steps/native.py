@@ -156,10 +156,6 @@ class Layout:
     formats: bytes
     sources: Any  # ctypes int64 array
 
-    def schema(self) -> dict[str, pl.DataType]:
-        types = {"l": pl.Int64, "g": pl.Float64, "b": pl.Boolean, "U": pl.String}
-        return {n: UTC_DATETIME if f == "tsu:UTC" else types[f] for n, f, _ in self.columns}
-
 
 @functools.cache
 def layout(columns: tuple[tuple[str, str, int], ...]) -> Layout:

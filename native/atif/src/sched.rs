@@ -36,7 +36,7 @@ where
     let per = n.div_ceil(16 * t).clamp(1, 64);
     let n_chunks = n.div_ceil(per);
     let next = AtomicUsize::new(0);
-    let states: Mutex<Vec<Option<S>>> = Mutex::new(Vec::new());
+    let states: Mutex<Vec<S>> = Mutex::new(Vec::new());
     let done: Mutex<Vec<Done>> = Mutex::new(Vec::with_capacity(n_chunks));
     let failed = AtomicUsize::new(0);
     let worker = || {
@@ -60,7 +60,7 @@ where
         }
         let mut all = states.lock().unwrap_or_else(|e| e.into_inner());
         let id = all.len();
-        all.push(Some(s));
+        all.push(s);
         drop(all);
         let mut d = done.lock().unwrap_or_else(|e| e.into_inner());
         d.extend(mine.into_iter().map(|(k, r)| (k, id, r)));
@@ -72,12 +72,7 @@ where
         return None;
     }
     done.sort_unstable_by_key(|d| d.0);
-    let states: Vec<S> = states
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|s| s.expect("every state is kept"))
-        .collect();
+    let states = states.into_inner().unwrap_or_else(|e| e.into_inner());
     Some(join(states, &done))
 }
 
