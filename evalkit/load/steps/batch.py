@@ -187,9 +187,8 @@ def _native(res: native.Result, items: list[tuple], g: int, all_rows: bool) -> t
     if all_rows and not seq:
         tr, rows = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc), None
     elif all_rows:  # without the trials the Python path parses
-        keep = [i for i, s in enumerate(st) if s != 1]
         tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc).filter(pl.Series(st) != 1)
-        rows = keep
+        rows = [i for i, s in enumerate(st) if s != 1]
     else:  # has_data: status 0 as the extractor wrote it (status 1 or 2 otherwise)
         tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc, keep="has_data")
         rows = [i for i, s in enumerate(st) if s == 0]
