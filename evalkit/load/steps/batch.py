@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import NamedTuple
 
+import numpy as np
 import polars as pl
 
 from evalkit.load._columns import schema
@@ -68,17 +70,23 @@ _INDEX_FROM_TRIALS = (
     "has_data", "n_steps", "n_tool_calls", "n_turns", "fm_prompt", "fm_completion", "fm_cached",
     "fm_cost",
 )  # fmt: skip
-_TRIAL_LAYOUT = native.layout(
-    (
-        ("trial_id", "U", native.ROW_TRIAL_ID),
-        *(
-            (c, native.KIND_FORMAT[kind], k)
-            for c in _INDEX_FROM_TRIALS
-            for k, (name, kind) in enumerate(native.TRIAL_COLS)
-            if name == c
-        ),
+
+
+def _trial_layout(cols: tuple[str, ...], null: tuple[str, ...] = ()) -> native.Layout:
+    """TRIALS as trial_id (from the ids) + ``cols`` + all-null String columns ``null``."""
+    where = {name: (k, kind) for k, (name, kind) in enumerate(native.TRIAL_COLS)}
+    return native.layout(
+        (
+            ("trial_id", "U", native.ROW_TRIAL_ID),
+            *((c, native.KIND_FORMAT[where[c][1]], where[c][0]) for c in cols),
+            *((c, "U", native.NULL) for c in null),
+        )
     )
-)
+
+
+_TRIAL_LAYOUT = _trial_layout(_INDEX_FROM_TRIALS)
+#: TRIALS as frames.SUMMARY_SCHEMA when every total agrees (metrics_mismatch all null).
+_SUMMARY_LAYOUT = _trial_layout(("n_steps", "n_tool_calls", "n_turns"), ("metrics_mismatch",))
 
 
 @functools.cache
@@ -163,18 +171,25 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     return df.sort(keys, maintain_order=True).drop("_seq")
 
 
-def _native(res: native.Result, items: list[tuple], g: int, all_rows: bool) -> tuple:
+def _native(
+    res: native.Result, items: list[tuple], g: int, all_rows: bool, summary: bool = False
+) -> tuple:
     """What the extractor made of ``items`` (group offset ``g``): (statuses, (steps, calls,
     index) or None when every trial goes to the Python path, errors as (position,
-    LoadError)). The frames carry _seq when some trial has status 1. The index holds the
-    parsed trials (status 0), and with ``all_rows`` those without an ATIF trajectory too
-    (status 2, has_data False: what the cache needs to know they were looked at)."""
+    LoadError), the number of trials whose final_metrics totals differ from the result
+    totals given to ``native.parse``). The frames carry _seq when some trial has status 1.
+    The index holds the parsed trials (status 0), and with ``all_rows`` those without an
+    ATIF trajectory too (status 2, has_data False: what the cache needs to know they were
+    looked at). ``summary``: when no trial goes to the Python path and no total differs,
+    the third frame is the trial_summary itself (frames.SUMMARY_SCHEMA) instead of the
+    index, and the last item is True."""
     n = len(items)
     if not res.ok(4, native.TRIALS, n):  # a worker died (panics are caught per trial)
-        return [1] * n, None, []
+        return [1] * n, None, [], 0, False
     st = _status(res.ints(native.TRIALS, "status"), [it[3] for it in items])
     if all(s == 1 for s in st):
-        return st, None, []
+        return st, None, [], 0, False
+    differ = n - res.count(native.TRIALS, "differ")  # never null: n - false = true
     seq = 1 in st
     enc = native.encode_ids([it[0] for it in items])
     steps, calls = (_take(res, t, enc, seq) for t in (native.STEPS, native.CALLS))
@@ -184,6 +199,9 @@ def _native(res: native.Result, items: list[tuple], g: int, all_rows: bool) -> t
             if st[k] != 1:  # else handed to the Python path after all (goose log)
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
+    if summary and not seq and not differ and not all_rows:
+        tr = res.frame(native.TRIALS, _SUMMARY_LAYOUT, enc, keep="has_data")
+        return st, (steps, calls, tr), errors, differ, True
     if all_rows and not seq:
         tr, rows = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc), None
     elif all_rows:  # without the trials the Python path parses
@@ -192,19 +210,46 @@ def _native(res: native.Result, items: list[tuple], g: int, all_rows: bool) -> t
     else:  # has_data: status 0 as the extractor wrote it (status 1 or 2 otherwise)
         tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc, keep="has_data")
         rows = [i for i, s in enumerate(st) if s == 0]
-    return st, (steps, calls, _index(tr, [it[4] for it in items], rows, seq)), errors
+    return st, (steps, calls, _index(tr, [it[4] for it in items], rows, seq)), errors, differ, False
+
+
+class Parsed(NamedTuple):
+    """What ``run`` returns: frames in the Python path's order, errors in trial order."""
+
+    steps: pl.DataFrame  #: STEP_COLUMNS
+    tool_calls: pl.DataFrame  #: TOOL_CALL_COLUMNS
+    #: the trajectory index (``index_schema``); None when ``summary`` is given instead
+    index: pl.DataFrame | None
+    errors: list[LoadError]
+    #: True: the extractor compared every trial's final_metrics totals with the result
+    #: totals passed in and none differ (False: unknown or some differ; compare them)
+    totals_agree: bool
+    #: the trial_summary (frames.SUMMARY_SCHEMA, metrics_mismatch all null), made by the
+    #: extractor when asked for and possible (no index kept, totals agree, no trial on the
+    #: Python path, one group); else None
+    summary: pl.DataFrame | None = None
 
 
 def run(
-    work: list[tuple], parse_chunk: Callable, index_schema: dict, progress: bool, all_rows: bool
-) -> tuple:
-    """Parse ``work`` (items as in ``table._run``) -> (steps, tool_calls, index frame
-    (``index_schema``), errors), in the Python path's order; the frames are finished
+    work: list[tuple],
+    parse_chunk: Callable,
+    index_schema: dict,
+    progress: bool,
+    all_rows: bool,
+    totals: np.ndarray | None = None,
+    summary: bool = False,
+) -> Parsed:
+    """Parse ``work`` (items as in ``table._run``); the frames are finished
     (STEP_COLUMNS / TOOL_CALL_COLUMNS), as ``frames.finish_steps`` / ``finish_calls`` make
-    them. Groups of trials come back in order; within a group, rows of trials the
-    Python path parsed are put in place by _seq (position of the trial). ``all_rows``:
-    keep the index rows of trials without data (has_data False; the cache needs them)."""
+    them. Groups of trials come back in order; within a group, rows of trials the Python
+    path parsed are put in place by _seq (position of the trial). ``all_rows``: keep the
+    index rows of trials without data (has_data False; the cache needs them). ``totals``:
+    the items' result.json totals (``native.parse``, shape (4, len(work))). ``summary``:
+    the caller needs no index, only the trial_summary (see ``Parsed.summary``)."""
     parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
+    agree = totals is not None
+    summary = summary and agree and not all_rows and len(work) <= GROUP
+    made = False
     errors: list[tuple[int, LoadError]] = []
     bar = None
     if progress and work:
@@ -214,10 +259,12 @@ def run(
     with held_cap() as cap:
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
-            res = native.parse([it[1] for it in items], cap)
-            st, nat, errs = _native(res, items, g, all_rows)
+            tot = None if totals is None else np.ascontiguousarray(totals[:, g : g + GROUP])
+            res = native.parse([it[1] for it in items], cap, totals=tot)
+            st, nat, errs, differ, made = _native(res, items, g, all_rows, summary)
             errors += errs
             rest = [i for i, s in enumerate(st) if s == 1]  # for the Python path
+            agree = agree and not rest and not differ
             if not rest:
                 parts.append(nat)
             else:
@@ -239,11 +286,14 @@ def run(
     if bar is not None:
         bar.close()
     errors.sort(key=lambda x: x[0])  # stable: each trial's errors keep their order
-    return (
+    third = _concat([p[2] for p in parts], index_schema) if not made else None
+    return Parsed(
         _concat([p[0] for p in parts], _STEP),
         _concat([p[1] for p in parts], _CALL),
-        _concat([p[2] for p in parts], index_schema),
+        third,
         [e for _, e in errors],
+        agree,
+        parts[0][2] if made else None,
     )
 
 

@@ -222,14 +222,39 @@ def _totals_differ(index: pl.DataFrame, trials: pl.DataFrame) -> bool | None:
     return False
 
 
-def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
+def result_totals(trials: pl.DataFrame, rows: list[int] | None = None) -> np.ndarray:
+    """The result.json totals compared with final_metrics (n_input_tokens,
+    n_output_tokens, n_cache_tokens, cost_usd) of ``trials`` (its ``rows``, in that order;
+    None: all) as a C-contiguous float64 array of shape (4, n); NaN where unknown (null,
+    or a column the frame lacks). What ``native.parse`` compares as it parses."""
+    n = trials.height if rows is None else len(rows)
+    out = np.full((4, n), np.nan)
+    take = None if rows is None or rows == list(range(trials.height)) else np.asarray(rows)
+    for k, (_, _, r) in enumerate(_COMPARED):
+        if r in trials.columns:
+            col = trials[r]
+            v = (col if col.dtype == pl.Float64 else col.cast(pl.Float64)).to_numpy()
+            out[k] = v if take is None else v[take]  # null: nan
+    return out
+
+
+def trial_summary(
+    index: pl.DataFrame, trials: pl.DataFrame, *, totals_agree: bool = False
+) -> pl.DataFrame:
     """trial_summary (SUMMARY_SCHEMA) from the trajectory index (trial_id, n_steps,
     n_tool_calls, n_turns, fm_* final_metrics totals) and the trials frame (result.json
     totals for metrics_mismatch; a missing column compares as unknown). The usual case
-    (all totals agree) runs no query: one costs ~0.2-1 ms whatever the row count."""
+    (all totals agree) runs no query: one costs ~0.2-1 ms whatever the row count.
+    ``totals_agree``: the caller knows every index row's totals agree with the trials'
+    (the compiled extractor compared them as it parsed: ``result_totals``), so
+    metrics_mismatch is all null without comparing again."""
     keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
     have = set(trials.columns)
-    if any(c in have for c in _RESULT_TOTALS) and _totals_differ(index, trials) is not False:
+    if (
+        not totals_agree
+        and any(c in have for c in _RESULT_TOTALS)
+        and _totals_differ(index, trials) is not False
+    ):
         tok = trials.select(
             "trial_id",
             *[pl.col(c) if c in have else pl.lit(None).alias(c) for c in _RESULT_TOTALS],

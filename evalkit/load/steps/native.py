@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME
@@ -53,7 +54,7 @@ CALL_COLS = (
 TRIAL_COLS = (
     ("status", "i"), ("n_steps", "i"), ("n_tool_calls", "i"), ("fm_prompt", "f"),
     ("fm_completion", "f"), ("fm_cached", "f"), ("fm_cost", "f"), ("agent", "s"),
-    ("has_data", "b"), ("n_turns", "i"),
+    ("has_data", "b"), ("n_turns", "i"), ("differ", "b"),
 )  # fmt: skip
 ERROR_COLS = (("trial", "i"), ("path", "s"), ("kind", "s"), ("message", "s"))
 PROBE_COLS = (("agent", "s"), ("steps", "i"), ("sig", "s"), ("total", "i"), ("_", "i"))
@@ -64,7 +65,7 @@ LAYOUT = (
         "".join(k for _, k in cols)
         for cols in (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS, PROBE_COLS)
     )
-    + "|3"
+    + "|4"
 )
 
 _lib: ctypes.CDLL | None = None
@@ -98,7 +99,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     stream = [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, c.c_char_p, u64p]
     stream += [c.c_uint64, c.c_int64]
     for name, res, args in (
-        ("ek_trials", vp, batch),
+        ("ek_trials", vp, [*batch, vp]),  # + result totals (4 x n doubles, or NULL)
         ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
@@ -294,13 +295,23 @@ def _threads(n: int, threads: int | None, per: int) -> int:
     return threads
 
 
-def parse(dirs: list[str], cap: int, threads: int | None = None) -> Result:
+def parse(
+    dirs: list[str], cap: int, threads: int | None = None, totals: np.ndarray | None = None
+) -> Result:
     """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path):
     tables STEPS, CALLS, TRIALS (a row per folder) and ERRORS; check ``ok(4, TRIALS,
-    len(dirs))`` before use."""
+    len(dirs))`` before use. ``totals``: the folders' result.json totals as a C-contiguous
+    float64 array of shape (4, len(dirs)) (n_input_tokens, n_output_tokens,
+    n_cache_tokens, cost_usd; NaN = unknown), compared with the final_metrics totals into
+    TRIALS' ``differ`` (``frames.metrics_differ_expr``'s rule; False without ``totals``)."""
     lib = _lib_or_raise()
     buf, arr, n = _encode(dirs)
-    return Result(lib, lib.ek_trials(buf, arr, n, cap, _threads(n, threads, 4)))
+    ptr = None
+    if totals is not None:
+        if totals.shape != (4, n) or totals.dtype != np.float64 or not totals.flags.c_contiguous:
+            raise ValueError("totals must be a C-contiguous float64 array of shape (4, n)")
+        ptr = totals.ctypes.data
+    return Result(lib, lib.ek_trials(buf, arr, n, cap, _threads(n, threads, 4), ptr))
 
 
 def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:

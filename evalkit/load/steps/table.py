@@ -37,6 +37,7 @@ from evalkit.load.steps.frames import (
     finish_steps,
     raw_calls_frame,
     raw_steps_frame,
+    result_totals,
     trial_summary,
 )
 
@@ -314,6 +315,7 @@ def build_trajectories(
         by_job.setdefault(r[3] or "", []).append(i)
     cached: dict[str, dict[str, pl.DataFrame]] = {}
     work: list[tuple] = []
+    order: list[int] = []  # the row of t of each work item
     total_bytes = 0
     for jd, idxs in by_job.items():
         old = _read_job_cache(jd) if (cache and jd) else None
@@ -325,16 +327,24 @@ def build_trajectories(
             sig, nbytes, listing = sigs[i]
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
+                order.append(i)
                 total_bytes += nbytes
     if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
-        new_steps, new_calls, new_index, errors = batch.run(
-            work, _parse_chunk, INDEX_SCHEMA, progress, all_rows=cache
+        # the extractor compares final_metrics with result.json totals as it parses
+        totals = result_totals(t, order) if work and not cached else None
+        got = batch.run(
+            work, _parse_chunk, INDEX_SCHEMA, progress, cache, totals, summary=not cache
         )
+        if got.summary is not None:  # no cache: the frames are final as they come
+            return TrajectoryFrames(got.steps, got.tool_calls, got.summary, got.errors)
+        new_steps, new_calls, new_index = got.steps, got.tool_calls, got.index
+        errors, agree = got.errors, got.totals_agree
     else:
         acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
         new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
         new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
         new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
+        agree = False
     new_errors = _errors_frame(errors) if (cache or cached) else None
 
     parsed_ids = set(new_index["trial_id"].to_list())
@@ -392,5 +402,6 @@ def build_trajectories(
     if not has.all():
         # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
         index = pl.DataFrame([c.filter(has).rechunk() for c in index.iter_columns()])
-    summary = trial_summary(index, t)
+    # agree: every index row was parsed now and the extractor found all totals equal
+    summary = trial_summary(index, t, totals_agree=agree and len(steps_parts) == 1)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)

@@ -81,8 +81,10 @@ pub const CALL_KINDS: &str = "iiisbssssssbisibsbib";
 /// trials: status (0 parsed here, 1 the Python path must parse the trial), n_steps,
 /// n_tool_calls, final_totals (prompt, completion, cached, cost).
 /// (status 2 = no ATIF trajectory; then `agent` holds the names in agent/, '\0'-joined),
-/// has_data (status 0), n_turns (= n_steps: the index columns of steps/batch.py).
-pub const TRIAL_KINDS: &str = "iiiffffsbi";
+/// has_data (status 0), n_turns (= n_steps: the index columns of steps/batch.py),
+/// differ (a final_metrics total disagrees with the result.json total passed in: see
+/// `trial::totals_differ`; false when none was passed).
+pub const TRIAL_KINDS: &str = "iiiffffsbib";
 /// errors: trial, path, kind, message (LoadError rows, level 'trajectory').
 pub const ERROR_KINDS: &str = "isss";
 
@@ -506,7 +508,7 @@ mod tests {
     #[test]
     fn layout_string_matches_the_tables() {
         let want = format!(
-            "{}|{}|{}|{}|{}|3\0",
+            "{}|{}|{}|{}|{}|4\0",
             super::STEP_KINDS,
             super::CALL_KINDS,
             super::TRIAL_KINDS,

@@ -88,7 +88,14 @@ pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
     got as u64 <= cap
 }
 
-fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
+fn one_trial(
+    dir: &[u8],
+    idx: i64,
+    cap: u64,
+    res: Option<[f64; 4]>,
+    out: &mut Out,
+    buf: &mut Vec<u8>,
+) {
     let marks = (
         out.steps.mark(),
         out.calls.mark(),
@@ -96,7 +103,9 @@ fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
         out.trials.mark(),
     );
     out.seen.clear();
-    let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out, buf)));
+    let ok = catch_unwind(AssertUnwindSafe(|| {
+        trial::trial(dir, idx, cap, res, out, buf)
+    }));
     if ok.is_err() {
         out.steps.rollback(marks.0);
         out.calls.rollback(marks.1);
@@ -112,15 +121,18 @@ fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
         t[7].s(None);
         t[8].b(Some(false));
         t[9].i(None);
+        t[10].b(Some(false));
         out.trials.rows += 1;
     }
 }
 
 /// Parse the trajectories of `n` trial folders (paths concatenated in `dirs`, boundaries
 /// in `offs[0..=n]`) on `threads` threads; tables per part: steps, calls, trials, errors.
+/// `totals`: null, or 4 * n values: the trials' result.json totals (input, output, cache
+/// tokens, cost; NaN = unknown), each total's n values in a row, for the `differ` column.
 ///
 /// # Safety
-/// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
+/// `dirs` must hold `offs[n]` bytes, `offs` n + 1 offsets, `totals` (unless null) 4 * n.
 #[no_mangle]
 pub unsafe extern "C" fn ek_trials(
     dirs: *const u8,
@@ -128,6 +140,7 @@ pub unsafe extern "C" fn ek_trials(
     n: u64,
     cap: u64,
     threads: u32,
+    totals: *const f64,
 ) -> *mut Batch {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| std::panic::set_hook(Box::new(|_| {})));
@@ -136,7 +149,10 @@ pub unsafe extern "C" fn ek_trials(
     let all = std::slice::from_raw_parts(dirs, offs[n] as usize);
     let dir = |i: usize| &all[offs[i] as usize..offs[i + 1] as usize];
     let init = || (Out::new(), Vec::new());
-    let work = |(o, buf): &mut (Out, Vec<u8>), i: usize| one_trial(dir(i), i as i64, cap, o, buf);
+    let totals = (!totals.is_null()).then(|| std::slice::from_raw_parts(totals, 4 * n));
+    let res = |i: usize| totals.map(|t| [t[i], t[n + i], t[2 * n + i], t[3 * n + i]]);
+    let work =
+        |(o, buf): &mut (Out, Vec<u8>), i: usize| one_trial(dir(i), i as i64, cap, res(i), o, buf);
     let parts = vec![sched::run(n, threads, init, work).unwrap_or_default()];
     Box::into_raw(Box::new(Batch {
         parts,
@@ -257,7 +273,7 @@ pub unsafe extern "C" fn ek_finish_json(text: *const u8, len: u64) -> *mut Batch
 #[no_mangle]
 pub extern "C" fn ek_layout() -> *const u8 {
     concat!(
-        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffsbi|isss|sisii|3",
+        "iisbisssssiiifisbisi|iiisbssssssbisibsbib|iiiffffsbib|isss|sisii|4",
         "\0"
     )
     .as_ptr()
