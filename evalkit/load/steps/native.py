@@ -111,6 +111,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("ek_free", None, [vp]),
         ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
         ("ek_layout", c.c_char_p, []),
+        ("ek_warm", None, [c.c_uint32, c.c_uint64]),
     ):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
@@ -293,6 +294,15 @@ def _threads(n: int, threads: int | None, per: int) -> int:
     if threads is None:
         threads = max(1, min(_cpus(), 8, (n + per - 1) // per))
     return threads
+
+
+def warm(n: int, threads: int | None = None) -> None:
+    """Announce a ``parse`` of ``n`` folders: its pool threads start spinning (for up to
+    2 ms) so the parse does not wait for sleeping threads to wake (30-80 us each on a VM).
+    Call it before preparing the batch; it costs nothing when the parse runs on one thread."""
+    helpers = _threads(n, threads, 4) - 1
+    if helpers > 0:
+        _lib_or_raise().ek_warm(helpers, 2_000_000)
 
 
 def parse(

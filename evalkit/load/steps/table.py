@@ -299,6 +299,8 @@ def build_trajectories(
     metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
     (level 'trajectory'). Never raises on file content.
     """
+    if not cache and native.enabled():  # its threads wake while the batch is prepared
+        native.warm(trials.height)
     t = _harbor_trials(trials)
     have, none = set(t.columns), [None] * t.height
     names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
