@@ -190,6 +190,23 @@ def test_harbor_fixture_trials() -> None:
     assert tf.steps.height > 0
 
 
+def test_frames_imported_without_polars_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """native._from_stream (Polars' PyCapsule import without pl.DataFrame's dispatch) gives
+    the frames pl.DataFrame gives."""
+    import evalkit.load
+    from evalkit.load.steps import native
+
+    if not native.enabled():
+        pytest.skip("compiled extractor not built")
+    assert native._from_stream is not pl.DataFrame  # the internals are found
+    trials = evalkit.load(str(HARBOR), cache=False, progress=False).trials
+    fast = build_trajectories(trials, cache=False, progress=False)
+    monkeypatch.setattr(native, "_from_stream", pl.DataFrame)
+    slow = build_trajectories(trials, cache=False, progress=False)
+    for name in FRAMES:
+        assert_frame_equal(getattr(fast, name), getattr(slow, name))
+
+
 def lay_out(root: Path) -> pl.DataFrame:
     """The ATIF fixture tree as trial folders (bench_trajectories.lay_out, rep=1): each main
     trajectory as agent/trajectory.json with its continuation / summarization siblings."""

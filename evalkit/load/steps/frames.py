@@ -229,12 +229,17 @@ def result_totals(trials: pl.DataFrame, rows: list[int] | None = None) -> np.nda
     or a column the frame lacks). What ``native.parse`` compares as it parses."""
     n = trials.height if rows is None else len(rows)
     out = np.full((4, n), np.nan)
-    take = None if rows is None or rows == list(range(trials.height)) else np.asarray(rows)
+    have = set(trials.columns)
+    take = None if rows is None else np.asarray(rows, np.intp)
     for k, (_, _, r) in enumerate(_COMPARED):
-        if r in trials.columns:
-            col = trials[r]
-            v = (col if col.dtype == pl.Float64 else col.cast(pl.Float64)).to_numpy()
-            out[k] = v if take is None else v[take]  # null: nan
+        if r not in have:
+            continue
+        col = trials[r]
+        if col.null_count() == col.len():
+            continue  # all unknown
+        # a numeric column converts as a cast to Float64 would (nulls: NaN), no cast query
+        v = (col if col.dtype.is_numeric() else col.cast(pl.Float64)).to_numpy()
+        out[k] = v if take is None else v[take]
     return out
 
 

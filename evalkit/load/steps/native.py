@@ -18,6 +18,7 @@ only slower. ``EVALKIT_NATIVE=0`` forces the Python path.
 
 from __future__ import annotations
 
+import array
 import ctypes
 import functools
 import itertools
@@ -93,14 +94,15 @@ def _declare(lib: ctypes.CDLL) -> None:
     """Argument and result types of the C ABI (native/atif/src/lib.rs)."""
     c = ctypes
     u64p, vp = c.POINTER(c.c_uint64), c.c_void_p
-    batch = [c.c_char_p, u64p, c.c_uint64, c.c_uint64, c.c_uint32]  # paths, offsets, n, x, threads
+    # paths, offsets (an address: _encode), n, x, threads
+    batch = [c.c_char_p, vp, c.c_uint64, c.c_uint64, c.c_uint32]
     text = [c.c_char_p, c.c_uint64]
     # batch, part, table, names, formats, sources, n, ids, id offsets, n ids, keep
-    stream = [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, c.c_char_p, u64p]
+    stream = [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, c.c_char_p, vp]
     stream += [c.c_uint64, c.c_int64]
     for name, res, args in (
         ("ek_trials", vp, [*batch, vp]),  # + result totals (4 x n doubles, or NULL)
-        ("ek_probe", vp, [c.c_char_p, u64p, c.c_uint64, c.c_uint32, c.c_uint32]),
+        ("ek_probe", vp, [c.c_char_p, vp, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
         ("ek_stream", vp, stream),
@@ -180,6 +182,24 @@ def raw_layout(cols: Sequence[tuple[str, str]]) -> Layout:
     )
 
 
+def _stream_importer() -> Callable[[Any], pl.DataFrame]:
+    """``pl.DataFrame(stream)`` without its Python dispatch (~15 isinstance checks before
+    the PyCapsule case: ~5 us warm, ~15 us just after a parse, per frame): the same two
+    Polars calls ``polars/_utils/pycapsule.py`` makes. Falls back to ``pl.DataFrame``
+    where these internals are not found."""
+    try:
+        from polars._plr import PySeries  # type: ignore[import-not-found]
+
+        PySeries.from_arrow_c_stream, PySeries.struct_unnest, pl.DataFrame._from_pydf  # noqa: B018
+    except (ImportError, AttributeError):
+        return pl.DataFrame
+    wrap = pl.DataFrame._from_pydf
+    return lambda obj: wrap(PySeries.from_arrow_c_stream(obj).struct_unnest())
+
+
+_from_stream = _stream_importer()
+
+
 class _Stream:
     """An Arrow C stream capsule, offered to ``pl.DataFrame`` (PyCapsule interface)."""
 
@@ -240,7 +260,7 @@ class Result:
         """Table ``table`` as a frame of layout ``lay``, its buffers moved to Polars (the
         table is empty afterwards). ``ids``: ``encode_ids`` of the trial ids; ``keep``: only
         the rows where that Boolean column of the table is true."""
-        data, offs, n_ids = ids if ids is not None else (None, None, 0)
+        data, offs, n_ids = (ids[0], _addr(ids[1]), ids[2]) if ids is not None else (None, None, 0)
         lib, nb, fb = self.lib, lay.names, lay.formats
         k = -1 if keep is None else _column(table, keep)
         s = lib.ek_stream(
@@ -249,7 +269,7 @@ class Result:
         if not s:
             raise RuntimeError("evalkit native extractor: the table does not fit the layout")
         try:
-            return pl.DataFrame(_Stream(_PyCapsule_New(s, b"arrow_array_stream", None)))
+            return _from_stream(_Stream(_PyCapsule_New(s, b"arrow_array_stream", None)))
         finally:
             lib.ek_stream_free(s)  # what Polars took is released by Polars
 
@@ -267,19 +287,27 @@ def _lib_or_raise() -> ctypes.CDLL:
 
 def _encode(
     texts: list[str], encode: Callable[[str], bytes] = os.fsencode
-) -> tuple[bytes, Any, int]:
-    """(bytes, n + 1 offsets, n) of ``texts`` (paths: os.fsencode)."""
+) -> tuple[bytes, array.array, int]:
+    """(bytes, n + 1 offsets (uint64; pass ``_addr`` of it), n) of ``texts`` (paths:
+    os.fsencode)."""
     joined = "".join(texts)
     if joined.isascii():  # the usual case: one encode, lengths in characters = bytes
-        data, lens = joined.encode("ascii"), [len(p) for p in texts]
+        data, lens = joined.encode("ascii"), map(len, texts)
     else:
         enc = [encode(p) for p in texts]
-        data, lens = b"".join(enc), [len(b) for b in enc]
-    n = len(texts)
-    return data, (ctypes.c_uint64 * (n + 1))(0, *itertools.accumulate(lens)), n
+        data, lens = b"".join(enc), map(len, enc)
+    return data, array.array("Q", itertools.accumulate(lens, initial=0)), len(texts)
 
 
-def encode_ids(ids: list[str]) -> tuple[bytes, Any, int]:
+assert array.array("Q").itemsize == 8  # the library reads uint64 offsets
+
+
+def _addr(offs: array.array) -> int:
+    """The address of an ``_encode`` offsets array (valid while the array lives)."""
+    return offs.buffer_info()[0]
+
+
+def encode_ids(ids: list[str]) -> tuple[bytes, array.array, int]:
     """Trial ids for ``Result.frame``, as UTF-8 (ids from a Polars frame always are)."""
     return _encode(ids, str.encode)
 
@@ -315,21 +343,21 @@ def parse(
     n_cache_tokens, cost_usd; NaN = unknown), compared with the final_metrics totals into
     TRIALS' ``differ`` (``frames.metrics_differ_expr``'s rule; False without ``totals``)."""
     lib = _lib_or_raise()
-    buf, arr, n = _encode(dirs)
+    buf, offs, n = _encode(dirs)
     ptr = None
     if totals is not None:
         if totals.shape != (4, n) or totals.dtype != np.float64 or not totals.flags.c_contiguous:
             raise ValueError("totals must be a C-contiguous float64 array of shape (4, n)")
         ptr = totals.ctypes.data
-    return Result(lib, lib.ek_trials(buf, arr, n, cap, _threads(n, threads, 4), ptr))
+    return Result(lib, lib.ek_trials(buf, _addr(offs), n, cap, _threads(n, threads, 4), ptr))
 
 
 def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:
     """List trial folders like ``table.probe``: per folder (agent names or None, steps
     True/False/None, signature, total bytes), or None where Python must probe it."""
     lib = _lib_or_raise()
-    buf, arr, n = _encode(dirs)
-    res = Result(lib, lib.ek_probe(buf, arr, n, 1 if sign else 0, _threads(n, threads, 64)))
+    buf, offs, n = _encode(dirs)
+    res = Result(lib, lib.ek_probe(buf, _addr(offs), n, int(sign), _threads(n, threads, 64)))
     if not res.ok(1, 0, n):  # a worker failed: Python probes everything
         return [None] * n
     out: list[tuple | None] = []
