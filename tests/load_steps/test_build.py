@@ -144,28 +144,23 @@ def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypa
     if compiled and not native_ext.available():
         pytest.skip("compiled extractor not built (test_native_parity checks CI builds it)")
     parsed: list[str] = []
-    real, real_parse, real_status = table.parse_trial, native_ext.parse, batch._status
-    batch_dirs: list[list[str]] = []
+    real, real_native = table.parse_trial, batch._native
 
     def spy(trial_id, *a, **k):
         parsed.append(trial_id)
         return real(trial_id, *a, **k)
 
-    def spy_parse(dirs, *a, **k):
-        batch_dirs.append(list(dirs))
-        return real_parse(dirs, *a, **k)
-
-    def spy_status(status, agents):
-        st = real_status(status, agents)
+    def spy_native(res, items, *a, **k):
+        out = real_native(res, items, *a, **k)
+        st = out[0]  # None: no trial goes to the Python path
         # trials the extractor parsed itself (the others reach parse_trial)
         parsed.extend(
-            os.path.basename(d) for d, s in zip(batch_dirs[-1], st, strict=True) if s != 1
+            os.path.basename(it[1]) for i, it in enumerate(items) if st is None or st[i] != 1
         )
-        return st
+        return out
 
     monkeypatch.setattr(table, "parse_trial", spy)
-    monkeypatch.setattr(native_ext, "parse", spy_parse)
-    monkeypatch.setattr(batch, "_status", spy_status)
+    monkeypatch.setattr(batch, "_native", spy_native)
     t1 = make_trial("t1", {"agent/trajectory.json": CC_PASS})
     t2 = make_trial("t2", {"agent/trajectory.json": T2 / "hello-world.trajectory.json"})
     first = _build(trials_frame([t1, t2]), cache=True)

@@ -46,11 +46,15 @@ _STEP = schema(STEP_COLUMNS)
 _CALL = schema(TOOL_CALL_COLUMNS)
 
 
+def _goose(agents: list[str | None]) -> set[str]:
+    return {a for a in set(agents) if a and "goose" in a.lower()}
+
+
 def _status(st: list[int], agents: list[str | None]) -> list[int]:
     """Statuses, with the trials without an ATIF trajectory of a goose agent handed to the
     Python path (status 1: extract.find_goose_log looks for its log; a trial with a goose
     log name in agent/ the extractor hands back itself)."""
-    goose = {a for a in set(agents) if a and "goose" in a.lower()}
+    goose = _goose(agents)
     if goose:
         st = list(st)
         for i, a in enumerate(agents):
@@ -106,9 +110,33 @@ def _layout(table: int, hidden: frozenset[str]) -> native.Layout:
     return native.layout(tuple(cols))
 
 
-def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame:
+#: The counts _native needs, asked in one call (native.Result.counts): parts; rows of
+#: STEPS, CALLS, TRIALS, ERRORS; status-1 trials; trials without data (status 1 or 2);
+#: trials whose totals agree; then per table STEPS / CALLS the null timestamps (ts_us),
+#: null _ts, and for CALLS the calls left to Polars (fin False).
+_ASK = native.count_spec(
+    (
+        (0, None, native.PARTS),
+        *(
+            (t, None, native.ROWS)
+            for t in (native.STEPS, native.CALLS, native.TRIALS, native.ERRORS)
+        ),
+        (native.TRIALS, "status", native.ONES),
+        (native.TRIALS, "has_data", native.FALSE),
+        (native.TRIALS, "differ", native.FALSE),
+        (native.STEPS, "ts_us", native.FALSE),
+        (native.STEPS, "_ts", native.FALSE),
+        (native.CALLS, "ts_us", native.FALSE),
+        (native.CALLS, "_ts", native.FALSE),
+        (native.CALLS, "fin", native.FALSE),
+    )
+)
+
+
+def _take(res: native.Result, table: int, ids: tuple, seq: bool, nulls: tuple) -> pl.DataFrame:
     """Rows of table STEPS / CALLS -> the finished frame (+ _seq, the trial's position,
-    when ``seq``); ``ids``: the encoded trial ids.
+    when ``seq``); ``ids``: the encoded trial ids; ``nulls``: the table's null ts_us,
+    null _ts (and for CALLS, fin False) counts.
 
     Timestamps come parsed; one the extractor left (``_ts`` set, timestamp null) is parsed
     by Polars. For calls, exit_code, is_error, is_error_source and retried come computed
@@ -118,9 +146,9 @@ def _take(res: native.Result, table: int, ids: tuple, seq: bool) -> pl.DataFrame
     hidden = set()
     if seq:
         hidden.add("_seq")
-    if res.count(table, "ts_us") != res.count(table, "_ts"):
+    if nulls[0] != nulls[1]:
         hidden.add("_ts")
-    if table == native.CALLS and res.count(table, "fin"):
+    if table == native.CALLS and nulls[2]:
         hidden |= {"fin", "_s_err", "_s_exit"}
     lay = _layout(table, frozenset(hidden))
     df = res.frame(table, lay, ids)
@@ -184,19 +212,28 @@ def _native(
     the third frame is the trial_summary itself (frames.SUMMARY_SCHEMA) instead of the
     index, and the last item is True."""
     n = len(items)
-    if not res.ok(4, native.TRIALS, n):  # a worker died (panics are caught per trial)
-        return [1] * n, None, [], 0, False
-    st = _status(res.ints(native.TRIALS, "status"), [it[3] for it in items])
-    if all(s == 1 for s in st):
-        return st, None, [], 0, False
-    differ = n - res.count(native.TRIALS, "differ")  # never null: n - false = true
-    seq = 1 in st
+    c = res.counts(_ASK)
+    parts, rows, (n_one, n_no_data, n_agree), nulls = c[0], c[1:5], c[5:8], c[8:]
+    n_trials, n_errors = rows[2], rows[3]
+    if parts != 1 or min(rows) < 0 or n_trials != n:
+        return [1] * n, None, [], 0, False  # a worker died (panics are caught per trial)
+    agents = [it[3] for it in items]
+    st: list[int] | None = None  # statuses, read when some trial may go to the Python path
+    if n_one or (n_no_data and _goose(agents)):
+        st = _status(res.ints(native.TRIALS, "status"), agents)
+        if all(s == 1 for s in st):
+            return st, None, [], 0, False
+        if 1 not in st:
+            st = None
+    differ = n - n_agree  # differ is never null: n - false = true
+    seq = st is not None
     enc = native.encode_ids([it[0] for it in items])
-    steps, calls = (_take(res, t, enc, seq) for t in (native.STEPS, native.CALLS))
+    steps = _take(res, native.STEPS, enc, seq, nulls[0:2])
+    calls = _take(res, native.CALLS, enc, seq, nulls[2:5])
     errors = []
-    if res.rows(native.ERRORS):
+    if n_errors:
         for k, path, kind, msg in res.errors():
-            if st[k] != 1:  # else handed to the Python path after all (goose log)
+            if st is None or st[k] != 1:  # else handed to the Python path (goose log)
                 it = items[k]
                 errors.append((g + k, LoadError(path, "trajectory", kind, msg, it[2], it[0])))
     if summary and not seq and not differ and not all_rows:
@@ -208,6 +245,8 @@ def _native(
         tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc).filter(pl.Series(st) != 1)
         rows = [i for i, s in enumerate(st) if s != 1]
     else:  # has_data: status 0 as the extractor wrote it (status 1 or 2 otherwise)
+        if st is None:
+            st = res.ints(native.TRIALS, "status")  # before the table is taken
         tr = res.frame(native.TRIALS, _TRIAL_LAYOUT, enc, keep="has_data")
         rows = [i for i, s in enumerate(st) if s == 0]
     return st, (steps, calls, _index(tr, [it[4] for it in items], rows, seq)), errors, differ, False
@@ -263,7 +302,7 @@ def run(
             res = native.parse([it[1] for it in items], cap, totals=tot)
             st, nat, errs, differ, made = _native(res, items, g, all_rows, summary)
             errors += errs
-            rest = [i for i, s in enumerate(st) if s == 1]  # for the Python path
+            rest = [i for i, s in enumerate(st) if s == 1] if st else []  # Python path
             agree = agree and not rest and not differ
             if not rest:
                 parts.append(nat)

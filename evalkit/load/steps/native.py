@@ -114,6 +114,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("ek_finish_json", vp, [c.c_char_p, c.c_uint64]),
         ("ek_layout", c.c_char_p, []),
         ("ek_warm", None, [c.c_uint32, c.c_uint64]),
+        ("ek_counts", None, [vp, c.c_uint32, vp, c.c_uint64, vp]),
     ):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args
@@ -235,6 +236,13 @@ class Result:
     def rows(self, table: int) -> int:
         return self.lib.ek_rows(self.h, 0, table)
 
+    def counts(self, spec: tuple[array.array, int]) -> list[int]:
+        """The counts of a ``count_spec`` in one call (-1 where out of range)."""
+        triples, n = spec
+        out = array.array("q", bytes(8 * n))
+        self.lib.ek_counts(self.h, 0, _addr(triples), n, _addr(out))
+        return out.tolist()
+
     def count(self, table: int, column: str) -> int:
         """False values of a Boolean column, nulls of another (of ``_TABLE_COLS``)."""
         return self.lib.ek_count(self.h, 0, table, _column(table, column))
@@ -274,6 +282,19 @@ class Result:
             lib.ek_stream_free(s)  # what Polars took is released by Polars
 
 
+#: ``count_spec`` operations: rows of the table, false-or-null values of a column (as
+#: ``Result.count``), Int64 values equal to 1, parts of the result.
+ROWS, FALSE, ONES, PARTS = 0, 1, 2, 3
+
+
+def count_spec(
+    asks: Sequence[tuple[int, str | None, int]],
+) -> tuple[array.array, int]:
+    """(table, column name or None, operation) asks -> the argument of ``Result.counts``."""
+    flat = [x for t, c, op in asks for x in (t, 0 if c is None else _column(t, c), op)]
+    return array.array("I", flat), len(asks)
+
+
 def _column(table: int, name: str) -> int:
     return [c for c, _ in _TABLE_COLS[table]].index(name)
 
@@ -299,7 +320,9 @@ def _encode(
     return data, array.array("Q", itertools.accumulate(lens, initial=0)), len(texts)
 
 
-assert array.array("Q").itemsize == 8  # the library reads uint64 offsets
+# the library reads uint64 offsets, uint32 count specs, writes int64 counts
+assert array.array("Q").itemsize == array.array("q").itemsize == 8
+assert array.array("I").itemsize == 4
 
 
 def _addr(offs: array.array) -> int:

@@ -388,6 +388,42 @@ pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i6
     col.count_false_or_null() as i64
 }
 
+/// Several counts in one call (Python asks ~15 of them after a parse; a ctypes call costs
+/// 1-3 us): `spec` holds `n` triples (table, column, op), `out` gets `n` values. op 0: rows
+/// of the table (column ignored); 1: `ek_count`; 2: values of an Int64 column equal to 1;
+/// 3: parts of the result (table and column ignored). -1 when out of range.
+///
+/// # Safety
+/// `b` must come from `ek_trials` / `ek_probe` and not be freed; `spec` must hold 3 * n
+/// values and `out` n writable ones.
+#[no_mangle]
+pub unsafe extern "C" fn ek_counts(
+    b: *const Batch,
+    p: u32,
+    spec: *const u32,
+    n: u64,
+    out: *mut i64,
+) {
+    let spec = std::slice::from_raw_parts(spec, 3 * n as usize);
+    let out = std::slice::from_raw_parts_mut(out, n as usize);
+    for (k, s) in spec.chunks_exact(3).enumerate() {
+        let tb = table(&*b, p, s[0]);
+        let col = || tb.and_then(|x| x.cols.get(s[1] as usize));
+        out[k] = match s[2] {
+            0 => tb.map_or(-1, |x| x.rows as i64),
+            1 => col().map_or(-1, |c| c.count_false_or_null() as i64),
+            2 => match col() {
+                Some(cols::Col::I64 { vals, .. }) => {
+                    vals.iter().filter(|&&v| v == 1).count() as i64
+                }
+                _ => -1,
+            },
+            3 => (*b).parts.len() as i64,
+            _ => -1,
+        };
+    }
+}
+
 /// The values of Int64 column `c` of table `t` in part `p` (a null reads as 0), for
 /// `ek_rows` of them; null when out of range or not an Int64 column. Valid until the
 /// table is taken or the result freed.
