@@ -112,7 +112,7 @@ def _layout(table: int, hidden: frozenset[str]) -> native.Layout:
 
 #: The counts _native needs, asked in one call (native.Result.counts): parts; rows of
 #: STEPS, CALLS, TRIALS, ERRORS; status-1 trials; trials without data (status 1 or 2);
-#: trials whose totals agree; then per table STEPS / CALLS the null timestamps (ts_us),
+#: then per table STEPS / CALLS the null timestamps (ts_us),
 #: null _ts, and for CALLS the calls left to Polars (fin False).
 _ASK = native.count_spec(
     (
@@ -123,7 +123,6 @@ _ASK = native.count_spec(
         ),
         (native.TRIALS, "status", native.ONES),
         (native.TRIALS, "has_data", native.FALSE),
-        (native.TRIALS, "differ", native.FALSE),
         (native.STEPS, "ts_us", native.FALSE),
         (native.STEPS, "_ts", native.FALSE),
         (native.CALLS, "ts_us", native.FALSE),
@@ -200,7 +199,13 @@ def _in_order(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def _native(
-    res: native.Result, items: list[tuple], g: int, all_rows: bool, summary: bool = False
+    res: native.Result,
+    items: list[tuple],
+    g: int,
+    all_rows: bool,
+    summary: bool = False,
+    enc: tuple | None = None,
+    totals: np.ndarray | None = None,
 ) -> tuple:
     """What the extractor made of ``items`` (group offset ``g``): (statuses, (steps, calls,
     index) or None when every trial goes to the Python path, errors as (position,
@@ -210,13 +215,16 @@ def _native(
     ATIF trajectory too (status 2, has_data False: what the cache needs to know they were
     looked at). ``summary``: when no trial goes to the Python path and no total differs,
     the third frame is the trial_summary itself (frames.SUMMARY_SCHEMA) instead of the
-    index, and the last item is True."""
+    index, and the last item is True. ``enc``: ``native.encode_ids`` of the items' trial
+    ids (made here when not given); ``totals``: the items' result totals, compared here
+    (``native.Result.compare``; without them no total differs)."""
     n = len(items)
     c = res.counts(_ASK)
-    parts, rows, (n_one, n_no_data, n_agree), nulls = c[0], c[1:5], c[5:8], c[8:]
+    parts, rows, (n_one, n_no_data), nulls = c[0], c[1:5], c[5:7], c[7:]
     n_trials, n_errors = rows[2], rows[3]
     if parts != 1 or min(rows) < 0 or n_trials != n:
         return [1] * n, None, [], 0, False  # a worker died (panics are caught per trial)
+    differ = 0 if totals is None else res.compare(totals)
     agents = [it[3] for it in items]
     st: list[int] | None = None  # statuses, read when some trial may go to the Python path
     if n_one or (n_no_data and _goose(agents)):
@@ -225,9 +233,9 @@ def _native(
             return st, None, [], 0, False
         if 1 not in st:
             st = None
-    differ = n - n_agree  # differ is never null: n - false = true
     seq = st is not None
-    enc = native.encode_ids([it[0] for it in items])
+    if enc is None:
+        enc = native.encode_ids([it[0] for it in items])
     steps = _take(res, native.STEPS, enc, seq, nulls[0:2])
     calls = _take(res, native.CALLS, enc, seq, nulls[2:5])
     errors = []
@@ -275,7 +283,7 @@ def run(
     index_schema: dict,
     progress: bool,
     all_rows: bool,
-    totals: np.ndarray | None = None,
+    totals: Callable[[], np.ndarray] | None = None,
     summary: bool = False,
 ) -> Parsed:
     """Parse ``work`` (items as in ``table._run``); the frames are finished
@@ -283,8 +291,12 @@ def run(
     them. Groups of trials come back in order; within a group, rows of trials the Python
     path parsed are put in place by _seq (position of the trial). ``all_rows``: keep the
     index rows of trials without data (has_data False; the cache needs them). ``totals``:
-    the items' result.json totals (``native.parse``, shape (4, len(work))). ``summary``:
-    the caller needs no index, only the trial_summary (see ``Parsed.summary``)."""
+    makes the items' result.json totals (``native.Result.compare``, shape (4,
+    len(work))); called once the first group is being parsed. ``summary``: the caller
+    needs no index, only the trial_summary (see ``Parsed.summary``).
+
+    Each group is started on the library's pool threads first (``native.start``); the
+    totals and the encoded trial ids are made while they parse."""
     parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]] = []
     agree = totals is not None
     summary = summary and agree and not all_rows and len(work) <= GROUP
@@ -298,9 +310,13 @@ def run(
     with held_cap() as cap:
         for g in range(0, len(work), GROUP):
             items = work[g : g + GROUP]
+            pending = native.start([it[1] for it in items], cap)
+            if callable(totals):
+                totals = totals()  # while the first group is parsed
+            enc = native.encode_ids([it[0] for it in items])
+            res = pending.finish()
             tot = None if totals is None else np.ascontiguousarray(totals[:, g : g + GROUP])
-            res = native.parse([it[1] for it in items], cap, totals=tot)
-            st, nat, errs, differ, made = _native(res, items, g, all_rows, summary)
+            st, nat, errs, differ, made = _native(res, items, g, all_rows, summary, enc, tot)
             errors += errs
             rest = [i for i, s in enumerate(st) if s == 1] if st else []  # Python path
             agree = agree and not rest and not differ

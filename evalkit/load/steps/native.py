@@ -66,7 +66,7 @@ LAYOUT = (
         "".join(k for _, k in cols)
         for cols in (STEP_COLS, CALL_COLS, TRIAL_COLS, ERROR_COLS, PROBE_COLS)
     )
-    + "|4"
+    + "|5"
 )
 
 _lib: ctypes.CDLL | None = None
@@ -101,7 +101,9 @@ def _declare(lib: ctypes.CDLL) -> None:
     stream = [vp, c.c_uint32, c.c_uint32, *text, *text, vp, c.c_uint64, c.c_char_p, vp]
     stream += [c.c_uint64, c.c_int64]
     for name, res, args in (
-        ("ek_trials", vp, [*batch, vp]),  # + result totals (4 x n doubles, or NULL)
+        ("ek_start", vp, batch),
+        ("ek_finish", vp, [vp]),
+        ("ek_compare", c.c_int64, [vp, vp, c.c_uint64]),
         ("ek_probe", vp, [c.c_char_p, vp, c.c_uint64, c.c_uint32, c.c_uint32]),
         ("ek_parts", c.c_uint32, [vp]),
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
@@ -214,7 +216,7 @@ class _Stream:
 
 
 class Result:
-    """A library result (``ek_trials`` / ``ek_probe`` / ``ek_finish_json``): one part of
+    """A library result (``ek_finish`` / ``ek_probe`` / ``ek_finish_json``): one part of
     tables (a worker that died leaves an empty part: ``ok`` is then False), freed with
     this object; a table taken out as a frame owns its memory itself."""
 
@@ -236,6 +238,19 @@ class Result:
     def rows(self, table: int) -> int:
         return self.lib.ek_rows(self.h, 0, table)
 
+    def compare(self, totals: np.ndarray) -> int:
+        """Compare the parsed trials' final_metrics totals with ``totals``, their result.json
+        totals as a C-contiguous float64 array of shape (4, folders) (n_input_tokens,
+        n_output_tokens, n_cache_tokens, cost_usd; NaN = unknown; ``frames.result_totals``)
+        into TRIALS' ``differ`` (``frames.metrics_differ_expr``'s rule); how many differ."""
+        n = self.rows(TRIALS)
+        if totals.shape != (4, n) or totals.dtype != np.float64 or not totals.flags.c_contiguous:
+            raise ValueError(f"totals must be a C-contiguous float64 array of shape (4, {n})")
+        got = self.lib.ek_compare(self.h, totals.ctypes.data, n)
+        if got < 0:
+            raise RuntimeError("evalkit native extractor: no TRIALS table to compare")
+        return int(got)
+
     def counts(self, spec: tuple[array.array, int]) -> list[int]:
         """The counts of a ``count_spec`` in one call (-1 where out of range)."""
         triples, n = spec
@@ -255,7 +270,7 @@ class Result:
         return p[: self.rows(table)]
 
     def errors(self) -> list[tuple[int, str, str, str]]:
-        """The error rows (ERROR_COLS) of an ``ek_trials`` result."""
+        """The error rows (ERROR_COLS) of a parse result."""
         import orjson
 
         n = ctypes.c_uint64()
@@ -356,23 +371,48 @@ def warm(n: int, threads: int | None = None) -> None:
         _lib_or_raise().ek_warm(helpers, 2_000_000)
 
 
+class Pending:
+    """A parse begun by ``start``: the library's pool threads are parsing; ``finish`` has
+    this thread join them and returns the ``Result``. Not finished: finished and freed
+    when collected."""
+
+    __slots__ = ("h", "lib")
+
+    def __init__(self, lib: ctypes.CDLL, h: int) -> None:
+        self.lib, self.h = lib, h
+
+    def finish(self) -> Result:
+        h, self.h = self.h, None
+        if h is None:
+            raise RuntimeError("evalkit native extractor: parse already finished")
+        return Result(self.lib, self.lib.ek_finish(h))  # releases the GIL while it works
+
+    def __del__(self) -> None:
+        if self.h is not None:
+            self.lib.ek_free(self.lib.ek_finish(self.h))
+
+
+def start(dirs: list[str], cap: int, threads: int | None = None) -> Pending:
+    """Begin parsing the trajectories of trial folders (files over ``cap`` bytes: Python
+    path) on the library's pool threads and return at once: what the caller does before
+    ``Pending.finish`` overlaps with the parsing (on one thread, everything is done in
+    ``finish``)."""
+    lib = _lib_or_raise()
+    buf, offs, n = _encode(dirs)
+    return Pending(lib, lib.ek_start(buf, _addr(offs), n, cap, _threads(n, threads, 4)))
+
+
 def parse(
     dirs: list[str], cap: int, threads: int | None = None, totals: np.ndarray | None = None
 ) -> Result:
     """Parse the trajectories of trial folders (files over ``cap`` bytes: Python path):
     tables STEPS, CALLS, TRIALS (a row per folder) and ERRORS; check ``ok(4, TRIALS,
-    len(dirs))`` before use. ``totals``: the folders' result.json totals as a C-contiguous
-    float64 array of shape (4, len(dirs)) (n_input_tokens, n_output_tokens,
-    n_cache_tokens, cost_usd; NaN = unknown), compared with the final_metrics totals into
-    TRIALS' ``differ`` (``frames.metrics_differ_expr``'s rule; False without ``totals``)."""
-    lib = _lib_or_raise()
-    buf, offs, n = _encode(dirs)
-    ptr = None
+    len(dirs))`` before use. ``totals``: see ``Result.compare`` (TRIALS' ``differ`` is
+    False without them)."""
+    res = start(dirs, cap, threads).finish()
     if totals is not None:
-        if totals.shape != (4, n) or totals.dtype != np.float64 or not totals.flags.c_contiguous:
-            raise ValueError("totals must be a C-contiguous float64 array of shape (4, n)")
-        ptr = totals.ctypes.data
-    return Result(lib, lib.ek_trials(buf, _addr(offs), n, cap, _threads(n, threads, 4), ptr))
+        res.compare(totals)
+    return res
 
 
 def probe(dirs: list[str], sign: bool, threads: int | None = None) -> list[tuple | None]:

@@ -14,6 +14,7 @@ parses only the new ones.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import uuid
@@ -332,8 +333,9 @@ def build_trajectories(
                 order.append(i)
                 total_bytes += nbytes
     if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
-        # the extractor compares final_metrics with result.json totals as it parses
-        totals = result_totals(t, order) if work and not cached else None
+        # the extractor compares final_metrics with these result.json totals (made while
+        # the first group is parsed)
+        totals = functools.partial(result_totals, t, order) if work and not cached else None
         got = batch.run(
             work, _parse_chunk, INDEX_SCHEMA, progress, cache, totals, summary=not cache
         )

@@ -306,6 +306,31 @@ impl Bits {
 }
 
 impl Col {
+    /// Value `i` of an Int64 column (None: null, or another kind).
+    pub fn int_at(&self, i: usize) -> Option<i64> {
+        match self {
+            Col::I64 { valid, vals } if valid.get(i) => Some(vals[i]),
+            _ => None,
+        }
+    }
+    /// Value `i` of a Float64 column (None: null, or another kind).
+    pub fn float_at(&self, i: usize) -> Option<f64> {
+        match self {
+            Col::F64 { valid, vals } if valid.get(i) => Some(vals[i]),
+            _ => None,
+        }
+    }
+    /// A Bool column of these values, none null.
+    pub fn bools(values: &[bool]) -> Col {
+        let mut c = Col::bool();
+        for &v in values {
+            c.b(Some(v));
+        }
+        c
+    }
+}
+
+impl Col {
     /// Valid `false` values of a Bool column; nulls of any other.
     pub fn count_false_or_null(&self) -> usize {
         match self {

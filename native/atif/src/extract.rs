@@ -508,7 +508,7 @@ mod tests {
     #[test]
     fn layout_string_matches_the_tables() {
         let want = format!(
-            "{}|{}|{}|{}|{}|4\0",
+            "{}|{}|{}|{}|{}|5\0",
             super::STEP_KINDS,
             super::CALL_KINDS,
             super::TRIAL_KINDS,

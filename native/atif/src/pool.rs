@@ -172,7 +172,7 @@ pub fn warm(helpers: usize, ns: u64) {
 
 /// Counts the runs still going; `wait` returns when none is. Shared (Arc) with the runs:
 /// the waiter may return as soon as the count is 0, while the last run still holds it.
-struct Latch {
+pub struct Latch {
     left: AtomicUsize,
     lock: Mutex<()>,
     done: Condvar,
@@ -186,7 +186,7 @@ impl Latch {
             self.done.notify_all();
         }
     }
-    fn wait(&self) {
+    pub fn wait(&self) {
         let until = now() + WAIT_SPIN;
         while self.left.load(Ordering::Acquire) > 0 && now() < until {
             pause();
@@ -196,6 +196,32 @@ impl Latch {
             g = self.done.wait(g).unwrap_or_else(|e| e.into_inner());
         }
     }
+}
+
+/// Run `f` on `helpers` pool threads (not on this one) and return at once; the latch's
+/// `wait` returns when every run has finished. Each run drops its clone of `f` before it
+/// counts down, so after `wait` the caller holds the only one.
+pub fn spawn(helpers: usize, f: Arc<dyn Fn() + Send + Sync>) -> Arc<Latch> {
+    let latch = Arc::new(Latch {
+        left: AtomicUsize::new(helpers),
+        lock: Mutex::new(()),
+        done: Condvar::new(),
+    });
+    if helpers == 0 {
+        return latch;
+    }
+    let jobs: Vec<Job> = (0..helpers)
+        .map(|_| -> Job {
+            let (f, latch) = (Arc::clone(&f), Arc::clone(&latch));
+            Box::new(move || {
+                let _ = catch_unwind(AssertUnwindSafe(|| f()));
+                drop(f);
+                latch.finish();
+            })
+        })
+        .collect();
+    pool().submit(jobs, helpers);
+    latch
 }
 
 /// Run `f` on `helpers` pool threads and on this thread; return when all runs are done.
