@@ -12,6 +12,7 @@
 
 mod alloc;
 mod cols;
+mod dir;
 mod extract;
 mod ffi;
 mod finish;
@@ -46,16 +47,23 @@ pub struct Batch {
     text: Vec<u8>,
 }
 
-/// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
-/// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
-pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
-    let Ok(mut f) = std::fs::OpenOptions::new()
+/// Open a file for reading (O_NONBLOCK: a FIFO must not block the open); None on error.
+pub(crate) fn open_file(path: &[u8]) -> Option<std::fs::File> {
+    std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(O_NONBLOCK)
         .open(OsStr::from_bytes(path))
-    else {
-        return false;
-    };
+        .ok()
+}
+
+/// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
+/// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
+pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
+    open_file(path).is_some_and(|f| read_file(f, cap, buf))
+}
+
+/// `read_into` for a file already open.
+pub(crate) fn read_file(mut f: std::fs::File, cap: u64, buf: &mut Vec<u8>) -> bool {
     let Ok(md) = f.metadata() else { return false };
     if !md.is_file() || md.len() > cap {
         return false;

@@ -6,6 +6,7 @@
 //! strict ATIF JSON, embedded subagent trajectories, names or references with characters
 //! whose Python repr this port does not reproduce.
 
+use crate::dir::{self, Dir, Listing};
 use crate::extract::{document, DocInfo, Out, Place, RefItem};
 use crate::json::{parse_sel, Node};
 use crate::paths::{basename, cont_number, dirname, join, normpath, prefix_of, resolve, sub_label};
@@ -44,6 +45,8 @@ struct Ctx<'o> {
     n_calls: i64,
     seen: HashSet<Vec<u8>>,
     labels: HashSet<String>,
+    /// The trial's agent/ folder, open: its files are opened relative to it.
+    agent: Option<Dir>,
 }
 
 impl Ctx<'_> {
@@ -68,9 +71,25 @@ impl Ctx<'_> {
         out
     }
 
+    /// `read_into`, a file of the open agent/ folder opened relative to it.
+    fn read(&mut self, path: &[u8]) -> bool {
+        if let Some(d) = &self.agent {
+            let n = d.path.len();
+            if path.len() > n + 1 && path.starts_with(&d.path) && path[n] == b'/' {
+                let name = &path[n + 1..];
+                if !name.contains(&b'/') && name != b"." && name != b".." {
+                    return d
+                        .open(name)
+                        .is_some_and(|f| crate::read_file(f, self.cap, self.buf));
+                }
+            }
+        }
+        crate::read_into(path, self.cap, self.buf)
+    }
+
     /// Read, parse and add one document (Bail on anything the Python path reports).
     fn add(&mut self, path: &[u8], label: &str, is_main: bool) -> Result<DocInfo, Bail> {
-        if !crate::read_into(path, self.cap, self.buf) {
+        if !self.read(path) {
             return Err(Bail);
         }
         let doc = parse_sel(self.buf, &crate::extract::DOC).map_err(|_| Bail)?;
@@ -275,16 +294,11 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
         _ => return Err(Bail), // multi-step task, or cannot tell
     }
     let adir = join(dir, b"agent");
-    let mut names: Vec<Vec<u8>> = Vec::new();
-    match fs::read_dir(OsStr::from_bytes(&adir)) {
-        Ok(rd) => {
-            for e in rd {
-                names.push(e.map_err(|_| Bail)?.file_name().as_bytes().to_vec());
-            }
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(_) => return Err(Bail),
-    }
+    let (mut names, agent) = match dir::list(&adir) {
+        Listing::Names(names, d) => (names, Some(d)),
+        Listing::Missing => (Vec::new(), None),
+        Listing::Error => return Err(Bail),
+    };
     names.sort();
     if !names.iter().any(|n| n == b"trajectory.json") {
         if names
@@ -308,6 +322,7 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
         n_calls: 0,
         seen: HashSet::new(),
         labels: HashSet::new(),
+        agent,
     };
     let mut pending = Vec::new();
     let label = cx.unique_label("main");
@@ -315,7 +330,7 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
         Ok(l) => l,
         Err(Bail) if cx.main_not_atif => {
             // parse_main: the main file is not ATIF -> one not_atif error, no trajectory
-            if !crate::read_into(&main, cap, cx.buf) {
+            if !cx.read(&main) {
                 return Err(Bail);
             }
             static ALL: Node = Node::All;
