@@ -4,10 +4,53 @@
 use crate::json::{Bad, V};
 use std::borrow::Cow;
 
-/// Index of the first '"', '\\' or control byte at or after `j` (s.len() when none);
-/// eight bytes at a time.
+/// Index of the first '"', '\\' or control byte at or after `j` (s.len() when none).
+/// Sixteen bytes at a time with SSE2 (every x86_64 CPU has it), then eight at a time.
 #[inline]
-pub fn special(s: &[u8], mut j: usize) -> usize {
+pub fn special(s: &[u8], j: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        special_sse2(s, j)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        special_swar(s, j)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn special_sse2(s: &[u8], mut j: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86_64; loads are unaligned and within `s`
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let slash = _mm_set1_epi8(b'\\' as i8);
+        let ctl = _mm_set1_epi8(0x1f);
+        while j + 16 <= s.len() {
+            let x = _mm_loadu_si128(s.as_ptr().add(j) as *const __m128i);
+            // x <= 0x1f (unsigned) <=> min(x, 0x1f) == x
+            let low = _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x);
+            let hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                low,
+            );
+            let mask = _mm_movemask_epi8(hit) as u32;
+            if mask != 0 {
+                return j + mask.trailing_zeros() as usize;
+            }
+            j += 16;
+        }
+    }
+    special_swar(s, j)
+}
+
+/// `special`, eight bytes at a time.
+#[inline]
+fn special_swar(s: &[u8], mut j: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     while j + 8 <= s.len() {
@@ -165,7 +208,37 @@ pub fn has_dup(o: &[(Cow<'_, str>, V<'_>)]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::find_any;
+    use super::{find_any, special, special_swar};
+
+    #[test]
+    fn special_agrees_with_a_plain_search() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let pick = b"ab\"\\\x00\x1f\x20\x7f\x80\xff\n\t{}x";
+        for len in 0..80 {
+            for _ in 0..60 {
+                let text: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        // mostly plain bytes, now and then one of the special ones
+                        if (x >> 60) < 13 {
+                            b'a' + (x >> 33) as u8 % 26
+                        } else {
+                            pick[(x >> 40) as usize % pick.len()]
+                        }
+                    })
+                    .collect();
+                for start in 0..=len {
+                    let want = (start..len)
+                        .find(|&i| matches!(text[i], b'"' | b'\\' | 0..=0x1f))
+                        .unwrap_or(len);
+                    assert_eq!(special(&text, start), want, "{text:?} from {start}");
+                    assert_eq!(special_swar(&text, start), want, "{text:?} from {start}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn find_any_agrees_with_a_plain_search() {
