@@ -191,20 +191,44 @@ def test_harbor_fixture_trials() -> None:
 
 
 def test_frames_imported_without_polars_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """native._from_stream (Polars' PyCapsule import without pl.DataFrame's dispatch) gives
+    """arrow_c._from_stream (Polars' PyCapsule import without pl.DataFrame's dispatch) gives
     the frames pl.DataFrame gives."""
     import evalkit.load
+    from evalkit.load.steps import arrow_c, native
+
+    if not native.enabled():
+        pytest.skip("compiled extractor not built")
+    assert arrow_c._from_stream is not pl.DataFrame  # the internals are found
+    trials = evalkit.load(str(HARBOR), cache=False, progress=False).trials
+    fast = build_trajectories(trials, cache=False, progress=False)
+    monkeypatch.setattr(arrow_c, "_from_stream", pl.DataFrame)
+    slow = build_trajectories(trials, cache=False, progress=False)
+    for name in FRAMES:
+        assert_frame_equal(getattr(fast, name), getattr(slow, name))
+
+
+def test_a_started_parse_finished_once_or_dropped(tmp_path: Path) -> None:
+    """native.start / Pending.finish: the result is the one of native.parse; a second
+    finish is refused; a parse started and never finished is finished and freed when the
+    Pending is collected (its threads are not left working for nobody)."""
+    import gc
+
     from evalkit.load.steps import native
 
     if not native.enabled():
         pytest.skip("compiled extractor not built")
-    assert native._from_stream is not pl.DataFrame  # the internals are found
-    trials = evalkit.load(str(HARBOR), cache=False, progress=False).trials
-    fast = build_trajectories(trials, cache=False, progress=False)
-    monkeypatch.setattr(native, "_from_stream", pl.DataFrame)
-    slow = build_trajectories(trials, cache=False, progress=False)
-    for name in FRAMES:
-        assert_frame_equal(getattr(fast, name), getattr(slow, name))
+    dirs = [str(d) for d in _edge_dirs(tmp_path, ["basic", "empty", "continuation_chain"])]
+    p = native.start(dirs, 1 << 30, threads=2)
+    res = p.finish()
+    assert res.rows(native.TRIALS) == 3
+    with pytest.raises(RuntimeError, match="already finished"):
+        p.finish()
+    for _ in range(20):
+        native.start(dirs, 1 << 30, threads=2)  # dropped at once
+    gc.collect()
+    again = native.parse(dirs, 1 << 30, threads=2)
+    lay = native.raw_layout(native.STEP_COLS)
+    assert_frame_equal(res.frame(native.STEPS, lay), again.frame(native.STEPS, lay))
 
 
 def lay_out(root: Path) -> pl.DataFrame:
