@@ -15,22 +15,17 @@ parses only the new ones.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import uuid
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
 
 import polars as pl
 
-from evalkit.load import cache as _cache
-from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
-from evalkit.load.steps import batch, native
+from evalkit.load.steps import batch, job_cache, native
 from evalkit.load.steps.atif import Acc
-from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
     final_totals,
@@ -47,18 +42,11 @@ from evalkit.load.steps.frames import (
 #: files are on slow storage: pass workers=N for a thread pool then); a spawned worker costs
 #: ~0.5 s to start and rows must be pickled back, so processes pay off only for big loads.
 PROCESS_POOL_BYTES = 256 * 1024 * 1024
-_SCHEMA_HASH = hashlib.blake2b(
-    repr([(c.name, str(c.dtype)) for c in (*STEP_COLUMNS, *TOOL_CALL_COLUMNS)]).encode(),
-    digest_size=4,
-).hexdigest()
-#: Cache version of the trajectory tables (bump when extraction rules change).
-CACHE_VERSION = f"traj-1-{_SCHEMA_HASH}"
 INDEX_SCHEMA = {
     "trial_id": pl.String, "sig": pl.String, "has_data": pl.Boolean,
     "n_steps": pl.Int64, "n_tool_calls": pl.Int64, "n_turns": pl.Int64,
     "fm_prompt": pl.Float64, "fm_completion": pl.Float64, "fm_cached": pl.Float64, "fm_cost": pl.Float64,
 }  # fmt: skip
-_TABLES = ("traj_steps", "traj_calls", "traj_index", "traj_errors")
 _EMPTY_INDEX = tuple(INDEX_SCHEMA)[3:]  # null for a trial without trajectory files
 _NONE: frozenset[str] = frozenset()
 
@@ -182,15 +170,6 @@ def _parse_chunk(items: list[tuple]) -> tuple[dict, list, dict, list[LoadError]]
     return acc.steps, acc.calls, idx, errors  # step columns, call row tuples
 
 
-def _errors_frame(errors: list[LoadError]) -> pl.DataFrame:
-    cols = {c.name: [getattr(e, c.name) for e in errors] for c in ERROR_COLUMNS}
-    return pl.DataFrame(cols, schema={c.name: c.dtype for c in ERROR_COLUMNS})
-
-
-def _errors_list(df: pl.DataFrame) -> list[LoadError]:
-    return [LoadError(**r) for r in df.iter_rows(named=True)]
-
-
 def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: bool) -> tuple:
     """Parse work items in parallel; returns merged (steps, calls, index, errors)."""
     acc = Acc()
@@ -240,28 +219,6 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
     if bar is not None:
         bar.close()
     return acc, index, errors
-
-
-def _read_job_cache(job_dir: str) -> dict[str, pl.DataFrame] | None:
-    got = {}
-    gen = None
-    for name in _TABLES:
-        r = _cache.read_table(job_dir, name, CACHE_VERSION)
-        if r is None:
-            return None
-        df, meta = r
-        if gen is None:
-            gen = meta.get("generation")
-        if gen is None or meta.get("generation") != gen:
-            return None
-        got[name] = df
-    return got
-
-
-def _write_job_cache(job_dir: str, tables: dict[str, pl.DataFrame]) -> None:
-    gen = uuid.uuid4().hex
-    for name in _TABLES:
-        _cache.write_table(job_dir, name, CACHE_VERSION, tables[name], {"generation": gen})
 
 
 def _keep(df: pl.DataFrame, ids: Any, col: str = "trial_id") -> pl.DataFrame:
@@ -321,7 +278,7 @@ def build_trajectories(
     order: list[int] = []  # the row of t of each work item
     total_bytes = 0
     for jd, idxs in by_job.items():
-        old = _read_job_cache(jd) if (cache and jd) else None
+        old = job_cache.read_job(jd) if (cache and jd) else None
         old_sig = dict(old["traj_index"].select("trial_id", "sig").rows()) if old else {}
         if old:
             cached[jd] = old
@@ -349,7 +306,7 @@ def build_trajectories(
         new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
         new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
         agree = False
-    new_errors = _errors_frame(errors) if (cache or cached) else None
+    new_errors = job_cache.errors_frame(errors) if (cache or cached) else None
 
     parsed_ids = set(new_index["trial_id"].to_list())
     trial_job = {r[0]: (r[3] or "") for r in rows}
@@ -366,7 +323,7 @@ def build_trajectories(
         cached_ids = set(old["traj_index"]["trial_id"].to_list())
         wanted = (cached_ids & job_tids) - parsed_ids
         parts = (steps_parts, calls_parts, index_parts, err_parts)
-        for name, out in zip(_TABLES, parts, strict=True):
+        for name, out in zip(job_cache.TABLES, parts, strict=True):
             out.append(old[name] if wanted == cached_ids else _keep(old[name], wanted))
     if cache:
         for jd in by_job:
@@ -391,9 +348,9 @@ def build_trajectories(
                         ],
                         how="vertical_relaxed",
                     )
-                    for n in _TABLES
+                    for n in job_cache.TABLES
                 }
-            _write_job_cache(jd, fresh)
+            job_cache.write_job(jd, fresh)
 
     if len(steps_parts) == 1:  # nothing from the cache: the parsed frames as they are
         steps, calls, index, errs = new_steps, new_calls, new_index, list(errors)
@@ -401,7 +358,7 @@ def build_trajectories(
         steps = pl.concat(steps_parts, how="vertical_relaxed")
         calls = pl.concat(calls_parts, how="vertical_relaxed")
         index = pl.concat(index_parts, how="vertical_relaxed")
-        errs = _errors_list(pl.concat(err_parts, how="vertical_relaxed"))
+        errs = job_cache.errors_list(pl.concat(err_parts, how="vertical_relaxed"))
     has = index["has_data"]
     if not has.all():
         # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
