@@ -1,14 +1,17 @@
 //! C ABI of evalkit's ATIF extractor (loaded by `evalkit/load/steps/native.py` via ctypes).
 //!
-//! `ek_trials` parses a batch of trial folders (trial.rs: listing, continuations,
-//! subagents, labels, errors; extract.rs: per-step values; finish.rs: exit codes, is_error,
-//! retried, timestamps) on up to `threads` threads (sched.rs, pool.rs) into one part of four
-//! Arrow-layout tables: steps, calls, trials (a row per folder), errors (column order in
-//! extract.rs). A trial the port does not cover exactly gets status 1 and no rows: the
-//! Python path handles it. `ek_stream` hands a table to Polars as an Arrow C stream in a
-//! layout asked by Python (ffi.rs); `ek_count` / `ek_errors_json` answer the few questions
-//! Python asks before. `ek_probe` lists folders for the cache signatures. The library's
-//! allocations go through a per-thread small-block cache (alloc.rs).
+//! `ek_start` sets the pool threads to parse a batch of trial folders and returns;
+//! `ek_finish` has the calling thread join them and returns the result (trial.rs: listing
+//! through dir.rs, continuations, subagents, labels, errors; extract.rs: per-step values;
+//! finish.rs: exit codes, is_error, retried, timestamps; sched.rs, pool.rs: threads): one
+//! part of four Arrow-layout tables, steps, calls, trials (a row per folder), errors
+//! (column order in extract.rs). A trial the port does not cover exactly gets status 1 and
+//! no rows: the Python path handles it. `ek_compare` compares final_metrics totals with the
+//! result.json totals Python passes; `ek_counts` / `ek_errors_json` answer what Python asks
+//! before taking the tables; `ek_stream` hands a table to Polars as an Arrow C stream in a
+//! layout asked by Python (ffi.rs). `ek_warm` wakes the pool ahead of a batch. `ek_probe`
+//! lists folders for the cache signatures. The library's allocations go through a
+//! per-thread small-block cache (alloc.rs).
 
 mod alloc;
 mod cols;
@@ -175,7 +178,7 @@ pub unsafe extern "C" fn ek_finish(p: *mut Pending) -> *mut Batch {
     }))
 }
 
-/// Compare the final_metrics totals of the parsed trials (status 0) of an `ek_trials`
+/// Compare the final_metrics totals of the parsed trials (status 0) of an `ek_finish`
 /// result with the trials' result.json totals (`totals`: 4 * n values, input, output,
 /// cache tokens, cost, each total's n values in a row; NaN = unknown) into the TRIALS
 /// table's `differ` column (`trial::totals_differ`); returns how many differ, or -1 when
@@ -210,7 +213,7 @@ pub unsafe extern "C" fn ek_compare(b: *mut Batch, totals: *const f64, n: u64) -
 
 /// Start the pool threads a batch of `helpers` + 1 threads uses and have them spin for up
 /// to `ns` nanoseconds (at most 5 ms): Python calls this before it prepares a batch, so
-/// `ek_trials` finds them awake (waking a sleeping thread costs 30-80 us on a VM).
+/// `ek_start` finds them awake (waking a sleeping thread costs 30-80 us on a VM).
 #[no_mangle]
 pub extern "C" fn ek_warm(helpers: u32, ns: u64) {
     pool::warm(helpers as usize, ns);
@@ -364,7 +367,7 @@ pub unsafe extern "C" fn ek_rows(b: *const Batch, p: u32, t: u32) -> i64 {
 /// (after the consumer has taken the stream, or not).
 ///
 /// # Safety
-/// `b` must come from `ek_trials` and not be freed; the byte ranges must be readable,
+/// `b` must come from `ek_finish` and not be freed; the byte ranges must be readable,
 /// `sources` must hold `n_cols` values and `id_offs` n_ids + 1 when ids are used.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
@@ -427,7 +430,7 @@ pub unsafe extern "C" fn ek_stream(
 /// extractor left to Python) or, for another kind, that are null; -1 when out of range.
 ///
 /// # Safety
-/// `b` must come from `ek_trials` / `ek_probe` and not be freed.
+/// `b` must come from `ek_finish` / `ek_probe` and not be freed.
 #[no_mangle]
 pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i64 {
     let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else {
@@ -442,7 +445,7 @@ pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i6
 /// 3: parts of the result (table and column ignored). -1 when out of range.
 ///
 /// # Safety
-/// `b` must come from `ek_trials` / `ek_probe` and not be freed; `spec` must hold 3 * n
+/// `b` must come from `ek_finish` / `ek_probe` and not be freed; `spec` must hold 3 * n
 /// values and `out` n writable ones.
 #[no_mangle]
 pub unsafe extern "C" fn ek_counts(
@@ -477,7 +480,7 @@ pub unsafe extern "C" fn ek_counts(
 /// table is taken or the result freed.
 ///
 /// # Safety
-/// `b` must come from `ek_trials` / `ek_probe` and not be freed.
+/// `b` must come from `ek_finish` / `ek_probe` and not be freed.
 #[no_mangle]
 pub unsafe extern "C" fn ek_ints(b: *const Batch, p: u32, t: u32, c: u32) -> *const i64 {
     match table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) {
@@ -490,7 +493,7 @@ pub unsafe extern "C" fn ek_ints(b: *const Batch, p: u32, t: u32, c: u32) -> *co
 /// ...]`, its length in `len` (valid until the result is freed).
 ///
 /// # Safety
-/// `b` must come from `ek_trials` and not be freed; `len` must be writable.
+/// `b` must come from `ek_finish` and not be freed; `len` must be writable.
 #[no_mangle]
 pub unsafe extern "C" fn ek_errors_json(b: *mut Batch, p: u32, len: *mut u64) -> *const u8 {
     let batch = &mut *b;
