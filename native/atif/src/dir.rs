@@ -214,7 +214,7 @@ pub fn list(path: &[u8]) -> Listing {
 )))]
 impl Dir {
     pub fn open(&self, name: &[u8]) -> Option<File> {
-        crate::open_file(&crate::paths::join(&self.path, name))
+        crate::io::open_file(&crate::paths::join(&self.path, name))
     }
 }
 

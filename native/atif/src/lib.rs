@@ -19,7 +19,9 @@ mod dir;
 mod extract;
 mod ffi;
 mod finish;
+mod io;
 mod json;
+mod parse;
 mod paths;
 mod pool;
 mod probe;
@@ -31,203 +33,16 @@ mod sniff;
 mod text;
 mod trial;
 
-use extract::Out;
+pub(crate) use io::{read_file, read_into};
 
 #[global_allocator]
 static GLOBAL: alloc::Cached = alloc::Cached;
-use std::ffi::OsStr;
-use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::OpenOptionsExt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-const O_NONBLOCK: i32 = 0o4000; // Linux (x86_64, aarch64): a FIFO must not block the open
 
 /// Result handle: per thread part, its tables (parse: docs, steps, calls; probe: one).
 pub struct Batch {
     parts: Vec<Vec<cols::Table>>,
     /// Text handed out by `ek_errors_json`.
     text: Vec<u8>,
-}
-
-/// Open a file for reading (O_NONBLOCK: a FIFO must not block the open); None on error.
-pub(crate) fn open_file(path: &[u8]) -> Option<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(OsStr::from_bytes(path))
-        .ok()
-}
-
-/// Read a regular file within `cap` bytes into `buf` (replacing its content); false on
-/// anything else (missing, FIFO, folder, too large, I/O error: the Python path reports it).
-pub(crate) fn read_into(path: &[u8], cap: u64, buf: &mut Vec<u8>) -> bool {
-    open_file(path).is_some_and(|f| read_file(f, cap, buf))
-}
-
-/// `read_into` for a file already open.
-pub(crate) fn read_file(mut f: std::fs::File, cap: u64, buf: &mut Vec<u8>) -> bool {
-    let Ok(md) = f.metadata() else { return false };
-    if !md.is_file() || md.len() > cap {
-        return false;
-    }
-    // one read() for the whole file (read_to_end starts small and grows: 4-5 calls for
-    // 80 KB); a file that grew since fstat is read on up to cap
-    let want = md.len() as usize + 1;
-    buf.clear();
-    buf.resize(want, 0);
-    let mut got = 0;
-    loop {
-        match f.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return false,
-        }
-        if got == want - 1 {
-            break; // the size fstat gave: no read() only to see the end (a file written to
-                   // while it is read is a snapshot either way)
-        }
-        if got == buf.len() {
-            if got as u64 > cap {
-                return false;
-            }
-            buf.resize((2 * got).min(cap as usize + 1).max(got + 1), 0);
-        }
-    }
-    buf.truncate(got);
-    got as u64 <= cap
-}
-
-fn one_trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
-    let marks = (
-        out.steps.mark(),
-        out.calls.mark(),
-        out.errors.mark(),
-        out.trials.mark(),
-    );
-    out.seen.clear();
-    let ok = catch_unwind(AssertUnwindSafe(|| trial::trial(dir, idx, cap, out, buf)));
-    if ok.is_err() {
-        out.steps.rollback(marks.0);
-        out.calls.rollback(marks.1);
-        out.errors.rollback(marks.2);
-        out.trials.rollback(marks.3);
-        let t = &mut out.trials.cols;
-        t[0].i(Some(1));
-        t[1].i(None);
-        t[2].i(None);
-        for k in 0..4 {
-            t[3 + k].f(None);
-        }
-        t[7].s(None);
-        t[8].b(Some(false));
-        t[9].i(None);
-        t[10].b(Some(false));
-        out.trials.rows += 1;
-    }
-}
-
-/// What a thread parsing trials keeps: its tables and its read buffer.
-type TrialState = (Out, Vec<u8>);
-type TrialInit = Box<dyn Fn() -> TrialState + Send + Sync>;
-type TrialWork = Box<dyn Fn(&mut TrialState, usize) + Send + Sync>;
-
-/// A parse started by `ek_start`, to be finished by `ek_finish`.
-pub struct Pending(sched::Started<TrialState, TrialInit, TrialWork>);
-
-/// Start parsing the trajectories of `n` trial folders (paths concatenated in `dirs`,
-/// boundaries in `offs[0..=n]`; copied, the caller may free them) on `threads` threads:
-/// the pool threads begin now, and `ek_finish` has the calling thread join them and
-/// returns the result (tables per part: steps, calls, trials, errors).
-///
-/// # Safety
-/// `dirs` must hold `offs[n]` bytes and `offs` n + 1 offsets.
-#[no_mangle]
-pub unsafe extern "C" fn ek_start(
-    dirs: *const u8,
-    offs: *const u64,
-    n: u64,
-    cap: u64,
-    threads: u32,
-) -> *mut Pending {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| std::panic::set_hook(Box::new(|_| {})));
-    let n = n as usize;
-    let offs = std::slice::from_raw_parts(offs, n + 1).to_vec();
-    let all = std::slice::from_raw_parts(dirs, offs[n] as usize).to_vec();
-    let init: TrialInit = Box::new(|| (Out::new(), Vec::new()));
-    let work: TrialWork = Box::new(move |(o, buf), i| {
-        let dir = &all[offs[i] as usize..offs[i + 1] as usize];
-        one_trial(dir, i as i64, cap, o, buf)
-    });
-    Box::into_raw(Box::new(Pending(sched::start(n, threads, init, work))))
-}
-
-/// Finish a parse `ek_start` began (this thread works too) and return its result.
-///
-/// # Safety
-/// `p` must come from `ek_start` and not be finished yet (it is freed here).
-#[no_mangle]
-pub unsafe extern "C" fn ek_finish(p: *mut Pending) -> *mut Batch {
-    let pending = Box::from_raw(p);
-    let parts = vec![pending.0.finish().unwrap_or_default()];
-    Box::into_raw(Box::new(Batch {
-        parts,
-        text: Vec::new(),
-    }))
-}
-
-/// Compare the final_metrics totals of the parsed trials (status 0) of an `ek_finish`
-/// result with the trials' result.json totals (`totals`: 4 * n values, input, output,
-/// cache tokens, cost, each total's n values in a row; NaN = unknown) into the TRIALS
-/// table's `differ` column (`trial::totals_differ`); returns how many differ, or -1 when
-/// the TRIALS table does not have `n` rows.
-///
-/// # Safety
-/// `b` must come from `ek_finish`, its TRIALS table not taken; `totals` must
-/// hold 4 * n values.
-#[no_mangle]
-pub unsafe extern "C" fn ek_compare(b: *mut Batch, totals: *const f64, n: u64) -> i64 {
-    let n = n as usize;
-    let batch = &mut *b;
-    let Some(tb) = batch.parts.get_mut(0).and_then(|p| p.get_mut(2)) else {
-        return -1;
-    };
-    if tb.rows != n {
-        return -1;
-    }
-    let t = std::slice::from_raw_parts(totals, 4 * n);
-    let mut differ = vec![false; n];
-    for (i, d) in differ.iter_mut().enumerate() {
-        if tb.cols[0].int_at(i) != Some(0) {
-            continue; // not parsed here: nothing to compare
-        }
-        let fm = [3, 4, 5, 6].map(|c| tb.cols[c].float_at(i));
-        *d = trial::totals_differ(&fm, &[t[i], t[n + i], t[2 * n + i], t[3 * n + i]]);
-    }
-    let count = differ.iter().filter(|&&d| d).count();
-    tb.cols[10] = cols::Col::bools(&differ);
-    count as i64
-}
-
-/// Start the pool threads a batch of `helpers` + 1 threads uses and have them spin for up
-/// to `ns` nanoseconds (at most 5 ms): Python calls this before it prepares a batch, so
-/// `ek_start` finds them awake (waking a sleeping thread costs 30-80 us on a VM).
-#[no_mangle]
-pub extern "C" fn ek_warm(helpers: u32, ns: u64) {
-    pool::warm(helpers as usize, ns);
-}
-
-impl sched::State for (Out, Vec<u8>) {
-    fn tables(&self) -> Vec<&cols::Table> {
-        let o = &self.0;
-        vec![&o.steps, &o.calls, &o.trials, &o.errors]
-    }
-    fn into_tables(self) -> Vec<cols::Table> {
-        let o = self.0;
-        vec![o.steps, o.calls, o.trials, o.errors]
-    }
 }
 
 impl sched::State for cols::Table {
