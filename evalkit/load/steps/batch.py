@@ -209,20 +209,20 @@ def _native(
 ) -> tuple:
     """What the extractor made of ``items`` (group offset ``g``): (statuses, (steps, calls,
     index) or None when every trial goes to the Python path, errors as (position,
-    LoadError), the number of trials whose final_metrics totals differ from the result
-    totals given to ``native.parse``). The frames carry _seq when some trial has status 1.
+    LoadError), the number of trials whose final_metrics totals differ from ``totals``,
+    whether the third frame is the trial summary). The frames carry _seq when some trial has status 1.
     The index holds the parsed trials (status 0), and with ``all_rows`` those without an
     ATIF trajectory too (status 2, has_data False: what the cache needs to know they were
     looked at). ``summary``: when no trial goes to the Python path and no total differs,
     the third frame is the trial_summary itself (frames.SUMMARY_SCHEMA) instead of the
-    index, and the last item is True. ``enc``: ``native.encode_ids`` of the items' trial
+    index. ``enc``: ``native.encode_ids`` of the items' trial
     ids (made here when not given); ``totals``: the items' result totals, compared here
     (``native.Result.compare``; without them no total differs)."""
     n = len(items)
     c = res.counts(_ASK)
-    parts, rows, (n_one, n_no_data), nulls = c[0], c[1:5], c[5:7], c[7:]
-    n_trials, n_errors = rows[2], rows[3]
-    if parts != 1 or min(rows) < 0 or n_trials != n:
+    parts, n_rows, (n_one, n_no_data), nulls = c[0], c[1:5], c[5:7], c[7:]
+    n_trials, n_errors = n_rows[2], n_rows[3]
+    if parts != 1 or min(n_rows) < 0 or n_trials != n:
         return [1] * n, None, [], 0, False  # a worker died (panics are caught per trial)
     differ = 0 if totals is None else res.compare(totals)
     agents = [it[3] for it in items]
