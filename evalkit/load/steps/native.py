@@ -117,7 +117,6 @@ def _declare(lib: ctypes.CDLL) -> None:
         ("ek_rows", c.c_int64, [vp, c.c_uint32, c.c_uint32]),
         ("ek_stream", vp, stream),
         ("ek_stream_free", None, [vp]),
-        ("ek_count", c.c_int64, [vp, c.c_uint32, c.c_uint32, c.c_uint32]),
         ("ek_ints", c.POINTER(c.c_int64), [vp, c.c_uint32, c.c_uint32, c.c_uint32]),
         ("ek_errors_json", c.c_void_p, [vp, c.c_uint32, u64p]),
         ("ek_free", None, [vp]),
@@ -188,10 +187,6 @@ class Result:
         self.lib.ek_counts(self.h, 0, _addr(triples), n, _addr(out))
         return out.tolist()
 
-    def count(self, table: int, column: str) -> int:
-        """False values of a Boolean column, nulls of another (of ``_TABLE_COLS``)."""
-        return self.lib.ek_count(self.h, 0, table, _column(table, column))
-
     def ints(self, table: int, column: str) -> list[int]:
         """The values of an Int64 column (a null reads as 0), as a list."""
         p = self.lib.ek_ints(self.h, 0, table, _column(table, column))
@@ -228,7 +223,7 @@ class Result:
 
 
 #: ``count_spec`` operations: rows of the table, false-or-null values of a column (as
-#: ``Result.count``), Int64 values equal to 1, parts of the result.
+#: ``ek_counts`` op 1), Int64 values equal to 1, parts of the result.
 ROWS, FALSE, ONES, PARTS = 0, 1, 2, 3
 
 

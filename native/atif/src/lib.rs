@@ -241,23 +241,11 @@ pub unsafe extern "C" fn ek_stream(
     ffi::stream(table, &names, &formats, &sources, ids, keep).unwrap_or(std::ptr::null_mut())
 }
 
-/// Values of column `c` of table `t` in part `p` that are `false` (a Bool column: rows the
-/// extractor left to Python) or, for another kind, that are null; -1 when out of range.
-///
-/// # Safety
-/// `b` must come from `ek_finish` / `ek_probe` and not be freed.
-#[no_mangle]
-pub unsafe extern "C" fn ek_count(b: *const Batch, p: u32, t: u32, c: u32) -> i64 {
-    let Some(col) = table(&*b, p, t).and_then(|x| x.cols.get(c as usize)) else {
-        return -1;
-    };
-    col.count_false_or_null() as i64
-}
-
 /// Several counts in one call (Python asks ~15 of them after a parse; a ctypes call costs
 /// 1-3 us): `spec` holds `n` triples (table, column, op), `out` gets `n` values. op 0: rows
-/// of the table (column ignored); 1: `ek_count`; 2: values of an Int64 column equal to 1;
-/// 3: parts of the result (table and column ignored). -1 when out of range.
+/// of the table (column ignored); 1: the `false` values of a Bool column (rows the
+/// extractor left to Python), or the nulls of another kind; 2: values of an Int64 column
+/// equal to 1; 3: parts of the result (table and column ignored). -1 when out of range.
 ///
 /// # Safety
 /// `b` must come from `ek_finish` / `ek_probe` and not be freed; `spec` must hold 3 * n
