@@ -222,8 +222,8 @@ class Result:
             lib.ek_stream_free(s)  # what Polars took is released by Polars
 
 
-#: ``count_spec`` operations: rows of the table, false-or-null values of a column (as
-#: ``ek_counts`` op 1), Int64 values equal to 1, parts of the result.
+#: ``count_spec`` operations: rows of the table, the false values of a Boolean column or
+#: the nulls of another, Int64 values equal to 1, parts of the result.
 ROWS, FALSE, ONES, PARTS = 0, 1, 2, 3
 
 
