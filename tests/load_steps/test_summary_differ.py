@@ -1,6 +1,6 @@
 """trial_summary's query-free checks against the Polars rule (frames.metrics_differ_expr)
-they stand for: frames._totals_differ (numpy) and the compiled extractor's comparison as it
-parses (native.parse with result totals)."""
+they stand for: frames._totals_differ (numpy) and the compiled extractor's comparison after it
+parses (native.Result.compare with result totals)."""
 
 from __future__ import annotations
 

@@ -226,7 +226,8 @@ def result_totals(trials: pl.DataFrame, rows: list[int] | None = None) -> np.nda
     """The result.json totals compared with final_metrics (n_input_tokens,
     n_output_tokens, n_cache_tokens, cost_usd) of ``trials`` (its ``rows``, in that order;
     None: all) as a C-contiguous float64 array of shape (4, n); NaN where unknown (null,
-    or a column the frame lacks). What ``native.parse`` compares as it parses."""
+    or a column the frame lacks). What the compiled extractor compares the parsed
+    final_metrics totals with (``native.Result.compare``)."""
     n = trials.height if rows is None else len(rows)
     out = np.full((4, n), np.nan)
     have = set(trials.columns)
@@ -251,7 +252,7 @@ def trial_summary(
     totals for metrics_mismatch; a missing column compares as unknown). The usual case
     (all totals agree) runs no query: one costs ~0.2-1 ms whatever the row count.
     ``totals_agree``: the caller knows every index row's totals agree with the trials'
-    (the compiled extractor compared them as it parsed: ``result_totals``), so
+    (the compiled extractor compared them after parsing: ``result_totals``), so
     metrics_mismatch is all null without comparing again."""
     keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
     have = set(trials.columns)

@@ -82,8 +82,8 @@ pub const CALL_KINDS: &str = "iiisbssssssbisibsbib";
 /// n_tool_calls, final_totals (prompt, completion, cached, cost).
 /// (status 2 = no ATIF trajectory; then `agent` holds the names in agent/, '\0'-joined),
 /// has_data (status 0), n_turns (= n_steps: the index columns of steps/batch.py),
-/// differ (a final_metrics total disagrees with the result.json total passed in: see
-/// `trial::totals_differ`; false when none was passed).
+/// differ (false as parsed; `ek_compare` sets it where a final_metrics total disagrees
+/// with the trial's result.json total: `parse::totals_differ`).
 pub const TRIAL_KINDS: &str = "iiiffffsbib";
 /// errors: trial, path, kind, message (LoadError rows, level 'trajectory').
 pub const ERROR_KINDS: &str = "isss";

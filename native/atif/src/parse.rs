@@ -88,7 +88,7 @@ pub unsafe extern "C" fn ek_finish(p: *mut Pending) -> *mut Batch {
 /// Compare the final_metrics totals of the parsed trials (status 0) of an `ek_finish`
 /// result with the trials' result.json totals (`totals`: 4 * n values, input, output,
 /// cache tokens, cost, each total's n values in a row; NaN = unknown) into the TRIALS
-/// table's `differ` column (`trial::totals_differ`); returns how many differ, or -1 when
+/// table's `differ` column (`totals_differ`); returns how many differ, or -1 when
 /// the TRIALS table does not have `n` rows.
 ///
 /// # Safety
@@ -111,11 +111,31 @@ pub unsafe extern "C" fn ek_compare(b: *mut Batch, totals: *const f64, n: u64) -
             continue; // not parsed here: nothing to compare
         }
         let fm = [3, 4, 5, 6].map(|c| tb.cols[c].float_at(i));
-        *d = trial::totals_differ(&fm, &[t[i], t[n + i], t[2 * n + i], t[3 * n + i]]);
+        *d = totals_differ(&fm, &[t[i], t[n + i], t[2 * n + i], t[3 * n + i]]);
     }
     let count = differ.iter().filter(|&&d| d).count();
     tb.cols[10] = cols::Col::bools(&differ);
     count as i64
+}
+
+/// Whether a final_metrics total (`fm`: prompt, completion, cached tokens, cost) differs
+/// from the result.json total (`res`, NaN = unknown): `frames.metrics_differ_expr`'s rule.
+/// Only totals known on both sides count; tokens must be equal, cost within 1e-6 relative
+/// (1e-9 absolute).
+pub fn totals_differ(fm: &[Option<f64>; 4], res: &[f64; 4]) -> bool {
+    (0..4).any(|k| {
+        let (Some(a), r) = (fm[k], res[k]) else {
+            return false;
+        };
+        if a.is_nan() || r.is_nan() {
+            return false;
+        }
+        if k < 3 {
+            a != r
+        } else {
+            (a - r).abs() > f64::max(1e-9, 1e-6 * a.abs().max(r.abs()))
+        }
+    })
 }
 
 /// Start the pool threads a batch of `helpers` + 1 threads uses and have them spin for up
@@ -134,5 +154,26 @@ impl sched::State for (Out, Vec<u8>) {
     fn into_tables(self) -> Vec<cols::Table> {
         let o = self.0;
         vec![o.steps, o.calls, o.trials, o.errors]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::totals_differ;
+
+    #[test]
+    fn totals_compared_only_where_both_known() {
+        let nan = f64::NAN;
+        let fm = [Some(100.0), Some(20.0), None, Some(0.5)];
+        assert!(!totals_differ(&fm, &[100.0, 20.0, 7.0, 0.5]));
+        assert!(totals_differ(&fm, &[101.0, 20.0, 7.0, 0.5]));
+        assert!(!totals_differ(&fm, &[nan, nan, nan, nan]));
+        assert!(!totals_differ(&[None; 4], &[1.0, 2.0, 3.0, 4.0]));
+        // cost: 1e-6 relative, 1e-9 absolute
+        assert!(!totals_differ(&fm, &[100.0, 20.0, nan, 0.5 + 4e-7]));
+        assert!(totals_differ(&fm, &[100.0, 20.0, nan, 0.5 + 6e-7]));
+        let zero = [None, None, None, Some(0.0)];
+        assert!(!totals_differ(&zero, &[nan, nan, nan, 5e-10]));
+        assert!(totals_differ(&zero, &[nan, nan, nan, 2e-9]));
     }
 }

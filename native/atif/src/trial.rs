@@ -229,26 +229,6 @@ const GOOSE_LOG_NAMES: [&[u8]; 4] = [
     b"goose.stream-json.jsonl",
 ];
 
-/// Whether a final_metrics total (`fm`: prompt, completion, cached tokens, cost) differs
-/// from the result.json total (`res`, NaN = unknown): `frames.metrics_differ_expr`'s rule.
-/// Only totals known on both sides count; tokens must be equal, cost within 1e-6 relative
-/// (1e-9 absolute).
-pub fn totals_differ(fm: &[Option<f64>; 4], res: &[f64; 4]) -> bool {
-    (0..4).any(|k| {
-        let (Some(a), r) = (fm[k], res[k]) else {
-            return false;
-        };
-        if a.is_nan() || r.is_nan() {
-            return false;
-        }
-        if k < 3 {
-            a != r
-        } else {
-            (a - r).abs() > f64::max(1e-9, 1e-6 * a.abs().max(r.abs()))
-        }
-    })
-}
-
 pub fn trial(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) {
     let marks = (out.steps.mark(), out.calls.mark(), out.errors.mark());
     let res = run(dir, idx, cap, out, buf);
@@ -400,25 +380,4 @@ fn run(dir: &[u8], idx: i64, cap: u64, out: &mut Out, buf: &mut Vec<u8>) -> Resu
     cx.subagents(pending, 0)?;
     let (n_steps, n_calls) = (cx.n_steps, cx.n_calls);
     Ok(Outcome::Parsed(n_steps, n_calls, last.unwrap_or([None; 4])))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::totals_differ;
-
-    #[test]
-    fn totals_compared_only_where_both_known() {
-        let nan = f64::NAN;
-        let fm = [Some(100.0), Some(20.0), None, Some(0.5)];
-        assert!(!totals_differ(&fm, &[100.0, 20.0, 7.0, 0.5]));
-        assert!(totals_differ(&fm, &[101.0, 20.0, 7.0, 0.5]));
-        assert!(!totals_differ(&fm, &[nan, nan, nan, nan]));
-        assert!(!totals_differ(&[None; 4], &[1.0, 2.0, 3.0, 4.0]));
-        // cost: 1e-6 relative, 1e-9 absolute
-        assert!(!totals_differ(&fm, &[100.0, 20.0, nan, 0.5 + 4e-7]));
-        assert!(totals_differ(&fm, &[100.0, 20.0, nan, 0.5 + 6e-7]));
-        let zero = [None, None, None, Some(0.0)];
-        assert!(!totals_differ(&zero, &[nan, nan, nan, 5e-10]));
-        assert!(totals_differ(&zero, &[nan, nan, nan, 2e-9]));
-    }
 }
