@@ -33,33 +33,15 @@ import orjson
 import polars as pl
 
 from evalkit.compare.divergence import first_divergence
+from evalkit.compare.markdown import cell, code_block
 from evalkit.compare.select import complete_columns, select_side, trials_of
 from evalkit.load.io import read_tail
-from evalkit.load.redact import env_secret_values, redact_text
 
 _FAIL_LINE = re.compile(
     r"^(FAILED\b|ERROR\b|E\s{2,}\S|.*\bAssertionError\b|.*\bassert\b.*(?:==|!=|<|>|\bin\b)|"
     r".*\b(?:FAIL|FAILURE|Failed)\b[:\s])"
 )
 MAX_FILE = 512 * 1024
-
-
-def code_block(text: str, lang: str = "", indent: str = "") -> str:
-    """A fenced block that ``text`` cannot close (fence longer than any backtick run)."""
-    text = redact_text(text or "", env_secret_values())
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    body = "\n".join(indent + ln for ln in text.splitlines()) if indent else text
-    return f"{indent}{fence}{lang}\n{body}\n{indent}{fence}"
-
-
-def cell(v: Any, n: int = 80) -> str:
-    """A Markdown table cell: redacted, one line, pipes escaped, cut to ``n`` chars."""
-    if v is None:
-        return "-"
-    s = redact_text(str(v), env_secret_values()).replace("\r", " ").replace("\n", " ")
-    s = s if len(s) <= n else s[: n - 1] + "…"
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
 
 
 def _read(path: str) -> str | None:

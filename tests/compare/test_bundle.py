@@ -14,7 +14,8 @@ import pytest
 
 import evalkit
 from evalkit.compare import evidence_bundle
-from evalkit.compare.bundle import cell, code_block, failing_assertions, find_instruction
+from evalkit.compare.bundle import failing_assertions, find_instruction
+from evalkit.compare.markdown import cell, code_block
 from tests.conftest import OPENCLAW, SKILLSBENCH_JOB
 
 SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
