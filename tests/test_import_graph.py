@@ -1,10 +1,13 @@
-"""The package's import graph (scripts/import_graph.py): no cycles, and the checker finds one."""
+"""The package's imports (scripts/import_graph.py): no cycles, no module loaded by name, and
+the checks find what they look for."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
-from scripts.import_graph import cycles, import_graph
+from scripts.import_graph import cycles, import_graph, string_imports
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:
@@ -45,3 +48,35 @@ def test_type_checking_imports_and_package_reexports_are_not_cycles(tmp_path: Pa
     graph = import_graph(root)
     assert graph["evalkit.a"] == {"evalkit"}
     assert cycles(graph) == []
+
+
+def test_evalkit_loads_no_module_by_name() -> None:
+    assert list(string_imports()) == []
+
+
+def test_importlib_and_dunder_import_are_found(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "import importlib\nm = importlib.import_module('evalkit.b')\n",
+            "b.py": "def f(name):\n    return __import__(f'evalkit.{name}')\n",
+        },
+    )
+    found = {(file, code) for file, _, code in string_imports(root)}
+    assert found == {
+        ("evalkit/a.py", "import importlib"),
+        ("evalkit/a.py", "importlib.import_module('evalkit.b')"),
+        ("evalkit/b.py", "__import__(f'evalkit.{name}')"),
+    }
+
+
+def test_scipy_is_loaded_on_first_use_not_by_import_evalkit() -> None:
+    code = (
+        "import sys, evalkit, evalkit.cli\n"
+        "assert 'scipy.stats' not in sys.modules\n"
+        "from evalkit._lazy import scipy_stats\n"
+        "assert scipy_stats.norm.ppf(0.5) == 0.0\n"
+        "assert 'scipy.stats' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -307,18 +307,12 @@ def evidence_bundle(
 
 
 def _findings(runs: Any, ids: list[str], sides: dict[str, pl.DataFrame]) -> str:
-    with contextlib.suppress(ImportError):
-        import evalkit.patterns  # noqa: F401  (registers the findings provider, layer 2)
     try:
         f = runs.findings
     except AttributeError:
         return "(findings not available for this input)"
     f = f.filter(pl.col("trial_id").is_in(ids))
     if f.height == 0:
-        from evalkit.load import runs as _runs_mod
-
-        if getattr(_runs_mod, "_findings_provider", None) is None:
-            return "(no findings: the anti-pattern detectors (evalkit.patterns) are not registered)"
         return "(no findings for these attempts)"
     side_of = {tid: k for k, t in sides.items() for tid in t["trial_id"].to_list()}
     att = {r["trial_id"]: r["attempt"] for t in sides.values() for r in t.iter_rows(named=True)}

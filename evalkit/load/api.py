@@ -22,6 +22,7 @@ from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
 from evalkit.load.jobs.table import jobs_frame
 from evalkit.load.runs import Runs
+from evalkit.load.steps.table import build_trajectories
 from evalkit.load.timeparse import (
     resolve_policy,
 )
@@ -158,13 +159,7 @@ def load(
     if roll_jobs:
         jobs = pl.concat([jobs, *roll_jobs], how="vertical_relaxed")
 
-    builder = None
-    try:
-        from evalkit.load.steps.table import build_trajectories
-
-        builder = partial(build_trajectories, cache=cache, progress=progress, workers=workers)
-    except ImportError:
-        pass
+    builder = partial(build_trajectories, cache=cache, progress=progress, workers=workers)
     runs = Runs(
         jobs=jobs,
         _trials=trials,

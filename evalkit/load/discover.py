@@ -35,6 +35,7 @@ import orjson
 from evalkit.load import cache as _cache
 from evalkit.load.errors import LoadError
 from evalkit.load.io import read_head
+from evalkit.load.rollouts import is_rollout_folder
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")
@@ -119,10 +120,6 @@ def _sniff_kind(path: str) -> str | None:
 
 
 def _rollout_check(path: str) -> bool:
-    try:
-        from evalkit.load.rollouts import is_rollout_folder
-    except ImportError:  # rollout reader not available
-        return False
     try:
         return bool(is_rollout_folder(path))
     except Exception:
