@@ -68,7 +68,7 @@ def load(
             docs/performance.md); N > 1: a thread pool of N (slow network storage).
     """
     policy = resolve_policy(naive_tz)
-    found = discover(paths, memo=cache)
+    found = discover(paths, cache=cache)
     errors: list[LoadError] = list(found.errors)
     now = time.time()
 
@@ -97,7 +97,7 @@ def load(
                 ref.job_dir,
                 rec["job_id"],
                 ref.trials,
-                use_cache=cache and ref.only is None,
+                cache=cache and ref.only is None,
                 job_complete=complete,
             )
         )
@@ -109,9 +109,9 @@ def load(
             if p.from_cache and rows(p) is None:
                 ref = job_recs[i]["_ref"]
                 plans[i] = plan_job(
-                    ref.job_dir, p.job_id, ref.trials, use_cache=False, job_complete=p.complete
+                    ref.job_dir, p.job_id, ref.trials, cache=False, job_complete=p.complete
                 )
-        extract_all(plans, progress=progress, workers=workers, sigs=cache)
+        extract_all(plans, progress=progress, workers=workers, cache=cache)
     for p in plans:
         errors.extend(p.errors)
 
@@ -119,7 +119,7 @@ def load(
         trials, zone_note = hit[0], hit[1]["zone_note"]
     else:
         # --- derived rows per job (cached with the options they depend on) -------------
-        trials, zone_note = assemble(plans, job_recs, policy, outcome_rule, use_cache=cache)
+        trials, zone_note = assemble(plans, job_recs, policy, outcome_rule, cache=cache)
         # --- run labels and attempts -----------------------------------------------------
         trials = _apply_run_labels(trials, job_recs, run)
         trials = add_run_and_attempt(trials, default_run_label())
