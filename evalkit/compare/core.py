@@ -29,7 +29,7 @@ from evalkit.compare.headline import (
     evidence,
     headline,
 )
-from evalkit.compare.lime import compare_json
+from evalkit.compare.json_output import compare_json
 from evalkit.compare.select import (
     OPTIONAL_COLUMNS,
     OUTCOME_ORDER,
@@ -281,7 +281,7 @@ class Comparison:
 
     # -- outputs ---------------------------------------------------------------------------
     def to_json(self, **kwargs: Any) -> dict[str, Any]:
-        """compare.json (Lime's fields plus evalkit's): see evalkit/compare/lime.py."""
+        """compare.json (Lime's fields plus evalkit's): see evalkit/compare/json_output.py."""
         return compare_json(self, **kwargs)
 
     def config_diff(self) -> Any:

@@ -32,8 +32,7 @@ from evalkit.report.html import CSS
 from evalkit.report.nbrun import ReportError, execute
 from evalkit.report.overview import data_quality, header, runs_frame, runs_table
 from evalkit.report.parts import Parts
-from evalkit.report.summary_json import summary, write_summary
-from evalkit.report.versus import (
+from evalkit.report.run_comparison import (
     badges,
     comparison,
     config_diff,
@@ -42,6 +41,7 @@ from evalkit.report.versus import (
     tasks_changed,
     transitions,
 )
+from evalkit.report.summary_json import summary, write_summary
 
 
 def setup(
