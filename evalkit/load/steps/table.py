@@ -14,7 +14,6 @@ parses only the new ones.
 
 from __future__ import annotations
 
-import functools
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
@@ -24,7 +23,7 @@ import polars as pl
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
-from evalkit.load.steps import batch, job_cache, native
+from evalkit.load.steps import job_cache
 from evalkit.load.steps.atif import Acc
 from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
@@ -33,7 +32,6 @@ from evalkit.load.steps.frames import (
     finish_steps,
     raw_calls_frame,
     raw_steps_frame,
-    result_totals,
     trial_summary,
 )
 
@@ -116,21 +114,6 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
             agent = None if names is None else frozenset(names)
     parts.sort()
     return "|".join(parts) or "-", total, Listing(agent, steps)
-
-
-def _probe_all(dirs: list[str], sign: bool) -> list[tuple[str, int, Listing]]:
-    """``probe`` of every folder: by the compiled lister when enabled (threads, one call),
-    each folder it cannot describe exactly by ``probe``."""
-    if not native.enabled() or not dirs:
-        return [probe(d, sign=sign) for d in dirs]
-    out = []
-    for d, r in zip(dirs, native.probe(dirs, sign), strict=True):
-        if r is None:
-            out.append(probe(d, sign=sign))
-        else:
-            names, steps, sig, total = r
-            out.append((sig, total, Listing(names, steps)))
-    return out
 
 
 def _size(path: str) -> int:
@@ -257,18 +240,13 @@ def build_trajectories(
     metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
     (level 'trajectory'). Never raises on file content.
     """
-    if not cache and native.enabled():  # its threads wake while the batch is prepared
-        native.warm(trials.height)
     t = _harbor_trials(trials)
     have, none = set(t.columns), [None] * t.height
     names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
     rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
     # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
     # is fastest): both also tell the parser which files exist
-    if cache or not native.enabled():
-        sigs = _probe_all([r[1] for r in rows], cache)
-    else:  # the compiled extractor lists each folder itself; the Python path looks up
-        sigs = [("-", 0, None)] * len(rows)
+    sigs = [probe(r[1], sign=cache) for r in rows]
 
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
@@ -289,23 +267,10 @@ def build_trajectories(
                 work.append((tid, tdir, jid, agent, sig, listing))
                 order.append(i)
                 total_bytes += nbytes
-    if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
-        # the extractor compares final_metrics with these result.json totals (made while
-        # the first group is parsed)
-        totals = functools.partial(result_totals, t, order) if work and not cached else None
-        got = batch.run(
-            work, _parse_chunk, INDEX_SCHEMA, progress, cache, totals, summary=not cache
-        )
-        if got.summary is not None:  # no cache: the frames are final as they come
-            return TrajectoryFrames(got.steps, got.tool_calls, got.summary, got.errors)
-        new_steps, new_calls, new_index = got.steps, got.tool_calls, got.index
-        errors, agree = got.errors, got.totals_agree
-    else:
-        acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
-        new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
-        new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
-        new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
-        agree = False
+    acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
+    new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
+    new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
+    new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
     new_errors = job_cache.errors_frame(errors) if (cache or cached) else None
 
     parsed_ids = set(new_index["trial_id"].to_list())
@@ -363,6 +328,5 @@ def build_trajectories(
     if not has.all():
         # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
         index = pl.DataFrame([c.filter(has).rechunk() for c in index.iter_columns()])
-    # agree: every index row was parsed now and the extractor found all totals equal
-    summary = trial_summary(index, t, totals_agree=agree and len(steps_parts) == 1)
+    summary = trial_summary(index, t)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)
