@@ -505,19 +505,16 @@ def _edge_dirs(root: Path, names: list[str]) -> list[Path]:
 
 
 # -- cases -------------------------------------------------------------------------------------
-#: A case: root folder -> (trials frame, environment to set, whether ids are path hashes).
-Case = Callable[[Path], tuple[pl.DataFrame, dict[str, str], bool]]
+#: What a case lays out: a trials frame (for build_trajectories) or a runs folder (for
+#: evalkit.load: its ids are path hashes), and the environment to set.
+Built = tuple[pl.DataFrame | Path, dict[str, str]]
+#: A case: root folder -> what it laid out there.
+Case = Callable[[Path], Built]
 
 
-def _loaded(root: Path) -> pl.DataFrame:
-    import evalkit.load
-
-    return evalkit.load(str(root), cache=False, progress=False).trials
-
-
-def _harbor(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _harbor(root: Path) -> Built:
     shutil.copytree(HARBOR, root / "harbor", symlinks=True)
-    return _loaded(root / "harbor"), {}, True
+    return root / "harbor", {}
 
 
 def _fixture_mains() -> list[list[tuple[Path, str]]]:
@@ -539,7 +536,7 @@ def _fixture_mains() -> list[list[tuple[Path, str]]]:
     return mains
 
 
-def _atif_tree(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _atif_tree(root: Path) -> Built:
     dirs = []
     for i, files in enumerate(_fixture_mains()):
         td = root / f"job{i % 3}" / f"trial{i}"
@@ -547,10 +544,10 @@ def _atif_tree(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
         for src, name in files:
             shutil.copy(src, td / "agent" / name)
         dirs.append(td)
-    return trials_frame(dirs), {}, False
+    return trials_frame(dirs), {}
 
 
-def _atif_files(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _atif_files(root: Path) -> Built:
     dirs = []
     for i, f in enumerate(sorted(p for p in ATIF.rglob("*") if p.is_file())):
         td = root / "job" / f"t{i:03d}"
@@ -562,17 +559,17 @@ def _atif_files(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
         (td / "agent").mkdir(parents=True)
         shutil.copy(f, td / "agent" / "goose.txt")
         dirs.append(td)
-    return trials_frame(dirs, agent_name=["goose"] * len(dirs)), {}, False
+    return trials_frame(dirs, agent_name=["goose"] * len(dirs)), {}
 
 
-def _fuzz_seed(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _fuzz_seed(root: Path) -> Built:
     from tests.fuzz.corpus import build
 
-    return _loaded(build(root / "seed")), {}, True
+    return build(root / "seed"), {}
 
 
 def _crasher(case_dir: Path) -> Case:
-    def make(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+    def make(root: Path) -> Built:
         from tests.fuzz.check import prepare
         from tests.fuzz.crashers import load_crasher
         from tests.fuzz.mutate import apply
@@ -581,13 +578,12 @@ def _crasher(case_dir: Path) -> Case:
         ops = [o for o in ops if o["op"] != "deny"]  # deny patches os functions: not a tree
         tree = prepare(ops, root)
         env, _ = apply(ops, tree)
-        with _env(env):
-            return _loaded(tree), env, True
+        return tree, env
 
     return make
 
 
-def _edges(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _edges(root: Path) -> Built:
     """Every edge file as a trial, in one batch, result totals set (metrics_mismatch)."""
     dirs = _edge_dirs(root, sorted(EDGES))
     n = len(dirs)
@@ -599,10 +595,10 @@ def _edges(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
         n_cache_tokens=tok[2 : n + 2],
         cost_usd=[(None, 0.25, 1.5)[i % 3] for i in range(n)],
     )
-    return trials, {}, False
+    return trials, {}
 
 
-def _long_chain(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _long_chain(root: Path) -> Built:
     """More files than the per-trial cap (500) in one continuation chain."""
     files: dict[str, Any] = {
         "agent/trajectory.json": _j(
@@ -615,10 +611,10 @@ def _long_chain(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
             _doc([_step(i)], continued_trajectory_ref=nxt)
         )
     _materialise(root / "job" / "long", files)
-    return trials_frame([root / "job" / "long"]), {}, False
+    return trials_frame([root / "job" / "long"]), {}
 
 
-def _size_cap(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _size_cap(root: Path) -> Built:
     """EVALKIT_MAX_FILE_MB lowered: main files at and over the cap, a continuation over it."""
     cap = int(0.001 * 1024 * 1024)
     body = _j(_doc([_step(1)], continued_trajectory_ref="trajectory.cont-1.json"))
@@ -630,7 +626,7 @@ def _size_cap(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
         _materialise(td, {"agent/trajectory.json": main, "agent/trajectory.cont-1.json": cont})
         dirs.append(td)
     _materialise(root / "job" / "small", {"agent/trajectory.json": BASIC})
-    return trials_frame([*dirs, root / "job" / "small"]), {"EVALKIT_MAX_FILE_MB": "0.001"}, False
+    return trials_frame([*dirs, root / "job" / "small"]), {"EVALKIT_MAX_FILE_MB": "0.001"}
 
 
 # fmt: off
@@ -641,7 +637,7 @@ SAMPLE = [
 # fmt: on
 
 
-def _trials_variants(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _trials_variants(root: Path) -> Built:
     """Only trial_id / trial_dir / source_format: a trailing slash, a dotted path, a trial
     folder that is missing / a file / a symlink / named with quotes and non-ASCII letters,
     one folder under two trial ids, a duplicate trial id, a non-Harbor row."""
@@ -665,11 +661,10 @@ def _trials_variants(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
     return (
         pl.DataFrame(rows, schema=["trial_id", "trial_dir", "source_format"], orient="row"),
         {},
-        False,
     )
 
 
-def _random(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
+def _random(root: Path) -> Built:
     """Stored Hypothesis-generated trials (files and result totals)."""
     stored = json.loads(gzip.decompress(RANDOM_INPUTS.read_bytes()))
     dirs = []
@@ -681,7 +676,6 @@ def _random(root: Path) -> tuple[pl.DataFrame, dict[str, str], bool]:
     return (
         trials_frame(dirs, n_input_tokens=stored["tokens"][:n], cost_usd=stored["costs"][:n]),
         {},
-        False,
     )
 
 
@@ -757,24 +751,45 @@ def normalise(
     return out
 
 
-def run_case(name: str, make: Case, root: Path, *, cache: bool = False) -> dict[str, pl.DataFrame]:
-    """Build one case under ``root`` and its normalised frames (+ ``trials`` for loaded cases)."""
+def build_case(make: Case, root: Path) -> Built:
+    """Lay the case out under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    return make(root)
+
+
+def frames_of(built: Built, root: Path, *, cache: bool = False) -> dict[str, pl.DataFrame]:
+    """The normalised frames of a laid-out case: a runs folder through evalkit.load
+    (``runs.steps`` ..., + ``trials``), a trials frame through build_trajectories."""
+    import evalkit.load
     from evalkit.load.errors import errors_frame
     from evalkit.load.steps.table import build_trajectories
 
-    root.mkdir(parents=True, exist_ok=True)
-    trials, env, hashed = make(root)
+    source, env = built
     with _env(env):
-        tf = build_trajectories(trials, cache=cache, progress=False)
+        if isinstance(source, Path):
+            runs = evalkit.load(str(source), cache=cache, progress=False)
+            trials = runs._trials
+            tf = runs._ensure_trajectories()
+        else:
+            trials = source
+            tf = build_trajectories(trials, cache=cache, progress=False)
     frames = {
         "steps": tf.steps,
         "tool_calls": tf.tool_calls,
         "trial_summary": tf.trial_summary,
         "errors": errors_frame(tf.errors),
     }
-    if hashed:
+    if isinstance(source, Path):
         frames["trials"] = trials
-    return normalise(frames, trials, root, hashed)
+        rollouts = trials.filter(pl.col("source_format") == "go-code")["trial_id"]
+        for name in ("steps", "tool_calls"):  # go-code rows: not from trajectories
+            frames[name] = frames[name].filter(~pl.col("trial_id").is_in(rollouts.implode()))
+    return normalise(frames, trials, root, isinstance(source, Path))
+
+
+def run_case(make: Case, root: Path, *, cache: bool = False) -> dict[str, pl.DataFrame]:
+    """Lay one case out under ``root`` and return its normalised frames."""
+    return frames_of(build_case(make, root), root, cache=cache)
 
 
 def golden_path(frame: str) -> Path:
@@ -790,7 +805,7 @@ def write_all(tmp: Path) -> None:
     """Run every case and write the golden frames (one parquet per frame, a ``case`` column)."""
     parts: dict[str, list[pl.DataFrame]] = {}
     for name, make in cases().items():
-        got = run_case(name, make, tmp / name)
+        got = run_case(make, tmp / name)
         for frame, df in got.items():
             parts.setdefault(frame, []).append(df.with_columns(pl.lit(name).alias("case")))
         print(name, {k: v.height for k, v in got.items()}, file=sys.stderr)

@@ -12,7 +12,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.deadline import with_deadline
-from tests.load_steps.golden_corpus import cases, read_golden, run_case
+from tests.load_steps.golden_corpus import build_case, cases, frames_of, read_golden, run_case
 
 CASES = cases()
 DEADLINE_S = 120  # a hang (FIFO, symlink loop) fails instead of blocking the suite
@@ -53,25 +53,18 @@ def assert_golden(case: str, got: dict[str, pl.DataFrame]) -> None:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_frames_equal_golden(case: str, tmp_path: Path) -> None:
-    got = with_deadline(lambda: run_case(case, CASES[case], tmp_path / "t"), DEADLINE_S, case)
+    got = with_deadline(lambda: run_case(CASES[case], tmp_path / "t"), DEADLINE_S, case)
     assert_golden(case, got)
 
 
-@pytest.mark.parametrize("case", ["edges", "random", "atif_tree"])
+@pytest.mark.parametrize("case", ["harbor", "fuzz_seed", "edges", "random", "atif_tree"])
 def test_cached_frames_equal_golden(
     case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Written to the per-job cache, then read back from it: both equal the golden."""
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
     root = tmp_path / "t"
-    assert_golden(case, run_case(case, CASES[case], root, cache=True))
-    assert any((tmp_path / "cache").rglob("*.parquet")), "nothing cached"
-    assert_golden(case, run_case(case, lambda r: _again(CASES[case], r), root, cache=True))
-
-
-def _again(make, root: Path):
-    """The same case's trials frame over the folders already laid out under ``root``."""
-    import shutil
-
-    shutil.rmtree(root)
-    return make(root)
+    built = build_case(CASES[case], root)
+    assert_golden(case, frames_of(built, root, cache=True))
+    assert any((tmp_path / "cache").rglob("traj_steps.parquet")), "nothing cached"
+    assert_golden(case, frames_of(built, root, cache=True))

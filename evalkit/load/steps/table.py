@@ -15,6 +15,7 @@ parses only the new ones.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -34,6 +35,7 @@ from evalkit.load.steps.frames import (
     raw_steps_frame,
     trial_summary,
 )
+from evalkit.load.trials.table import job_sig
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
 #: workers=None parses serially (per-step work holds the GIL, so threads do not help unless
@@ -227,45 +229,67 @@ def _harbor_trials(trials: pl.DataFrame) -> pl.DataFrame:
     return t
 
 
+def _unchanged_finished(
+    jd: str, ids: list[str], old: job_cache.Cached | None, finished: Collection[str]
+) -> bool:
+    """The job has finished, its folder signature (``trials.table.job_sig``: the trials
+    cache's rule) is the cached one and the cache holds every trial asked for: its tables
+    are reused without signing each trial folder."""
+    if old is None or jd not in finished or not old.meta.get("finished"):
+        return False
+    if old.meta.get("job_sig") != job_sig(jd):
+        return False
+    return set(ids) <= set(old.tables["traj_index"]["trial_id"].to_list())
+
+
 def build_trajectories(
-    trials: pl.DataFrame, *, cache: bool = True, progress: bool = True, workers: int | None = None
+    trials: pl.DataFrame,
+    *,
+    cache: bool = True,
+    progress: bool = True,
+    workers: int | None = None,
+    finished_jobs: Collection[str] = (),
 ) -> TrajectoryFrames:
     """Parse the trajectories of every Harbor trial in ``trials`` (all at once, in parallel).
 
     ``trials`` needs trial_id and trial_dir; job_id / job_dir (cache, error rows),
     agent_name (goose logs), source_format (non-'harbor' rows are skipped) and
     n_input_tokens / n_cache_tokens / n_output_tokens / cost_usd (metrics_mismatch) are used
-    when present. Returns steps and tool_calls conforming to STEP_COLUMNS /
-    TOOL_CALL_COLUMNS, a trial_summary (trial_id, n_steps, n_tool_calls, n_turns,
-    metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
-    (level 'trajectory'). Never raises on file content.
+    when present. ``finished_jobs``: job_dirs of jobs that have finished (their cached
+    tables are reused whole while the job folder is unchanged). Returns steps and
+    tool_calls conforming to STEP_COLUMNS / TOOL_CALL_COLUMNS, a trial_summary (trial_id,
+    n_steps, n_tool_calls, n_turns, metrics_mismatch; one row per trial with a trajectory or
+    goose log) and LoadErrors (level 'trajectory'). Never raises on file content.
     """
     t = _harbor_trials(trials)
     have, none = set(t.columns), [None] * t.height
     names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
     rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
-    # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
-    # is fastest): both also tell the parser which files exist
-    sigs = [probe(r[1], sign=cache) for r in rows]
-
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         by_job.setdefault(r[3] or "", []).append(i)
     cached: dict[str, dict[str, pl.DataFrame]] = {}
+    job_sigs: dict[str, str] = {}
+    fast: set[str] = set()  # jobs whose tables are reused whole
     work: list[tuple] = []
-    order: list[int] = []  # the row of t of each work item
     total_bytes = 0
     for jd, idxs in by_job.items():
+        if cache and jd:
+            job_sigs[jd] = job_sig(jd)  # before the trials are looked at
         old = job_cache.read_job(jd) if (cache and jd) else None
-        old_sig = dict(old["traj_index"].select("trial_id", "sig").rows()) if old else {}
+        if _unchanged_finished(jd, [rows[i][0] for i in idxs], old, finished_jobs):
+            cached[jd] = old.tables  # type: ignore[union-attr]
+            fast.add(jd)
+            continue
+        old_sig = dict(old.tables["traj_index"].select("trial_id", "sig").rows()) if old else {}
         if old:
-            cached[jd] = old
+            cached[jd] = old.tables
         for i in idxs:
             tid, tdir, jid, _, agent = rows[i]
-            sig, nbytes, listing = sigs[i]
+            # the file signature (cache) or listing: both tell the parser which files exist
+            sig, nbytes, listing = probe(tdir, sign=cache)
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
-                order.append(i)
                 total_bytes += nbytes
     acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
     new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
@@ -295,9 +319,12 @@ def build_trajectories(
             if not jd:
                 continue
             mine = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
-            if not mine:
-                continue  # nothing new for this job: its cache is already current
+            meta = {"job_sig": job_sigs[jd], "finished": jd in finished_jobs}
             old = cached.get(jd)
+            if not mine:
+                if old is not None and meta["finished"] and jd not in fast:
+                    job_cache.write_job(jd, old, meta)  # now finished: reused whole next time
+                continue  # nothing new for this job: its cache is already current
             fresh = {
                 "traj_steps": _keep(new_steps, mine),
                 "traj_calls": _keep(new_calls, mine),
@@ -315,7 +342,7 @@ def build_trajectories(
                     )
                     for n in job_cache.TABLES
                 }
-            job_cache.write_job(jd, fresh)
+            job_cache.write_job(jd, fresh, meta)
 
     if len(steps_parts) == 1:  # nothing from the cache: the parsed frames as they are
         steps, calls, index, errs = new_steps, new_calls, new_index, list(errors)
