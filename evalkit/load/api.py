@@ -22,6 +22,7 @@ from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
 from evalkit.load.jobs.table import jobs_frame
 from evalkit.load.runs import Runs
+from evalkit.load.steps.table import build_trajectories
 from evalkit.load.timeparse import (
     resolve_policy,
 )
@@ -158,13 +159,9 @@ def load(
     if roll_jobs:
         jobs = pl.concat([jobs, *roll_jobs], how="vertical_relaxed")
 
-    builder = None
-    try:
-        from evalkit.load.steps.table import build_trajectories
-
-        builder = partial(build_trajectories, cache=cache, progress=progress, workers=workers)
-    except ImportError:
-        pass
+    builder = partial(
+        _build_trajectories, jobs=jobs, cache=cache, progress=progress, workers=workers
+    )
     runs = Runs(
         jobs=jobs,
         _trials=trials,
@@ -185,6 +182,18 @@ def load(
     if trajectories:
         _ = runs.steps
     return runs
+
+
+def _build_trajectories(trials: pl.DataFrame, *, jobs: pl.DataFrame, **options: Any) -> Any:
+    """build_trajectories over ``trials`` with each trial's job folder (the per-job cache)
+    and the finished jobs (``finished_at`` known: their unchanged caches are reused whole)."""
+    dirs = jobs.select("job_id", "job_dir", "finished_at").unique("job_id", keep="first")
+    finished = dirs.filter(pl.col("finished_at").is_not_null())["job_dir"].to_list()
+    if "job_dir" not in trials.columns:
+        trials = trials.join(
+            dirs.select("job_id", "job_dir"), on="job_id", how="left", maintain_order="left"
+        )
+    return build_trajectories(trials, finished_jobs=frozenset(finished), **options)
 
 
 def default_run_label_rollout() -> pl.Expr:
