@@ -95,7 +95,7 @@ def load(
         _pre_tool_calls=_concat(rollouts.tool_calls),
         _recorded_findings=_concat(rollouts.findings),
         _trajectory_builder=partial(
-            build_trajectories, cache=cache, progress=progress, workers=workers
+            _build_trajectories, jobs=jobs, cache=cache, progress=progress, workers=workers
         ),
     )
     if trajectories:
@@ -208,6 +208,18 @@ def _read_rollouts(
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame | None:
     return pl.concat(frames, how="diagonal_relaxed") if frames else None
+
+
+def _build_trajectories(trials: pl.DataFrame, *, jobs: pl.DataFrame, **options: Any) -> Any:
+    """build_trajectories over ``trials`` with each trial's job folder (the per-job cache)
+    and the finished jobs (``finished_at`` known: their unchanged caches are reused whole)."""
+    dirs = jobs.select("job_id", "job_dir", "finished_at").unique("job_id", keep="first")
+    finished = dirs.filter(pl.col("finished_at").is_not_null())["job_dir"].to_list()
+    if "job_dir" not in trials.columns:
+        trials = trials.join(
+            dirs.select("job_id", "job_dir"), on="job_id", how="left", maintain_order="left"
+        )
+    return build_trajectories(trials, finished_jobs=frozenset(finished), **options)
 
 
 def default_run_label_rollout() -> pl.Expr:
