@@ -71,6 +71,24 @@ def _tooltip_fields(spec: dict) -> set[str]:
     return out
 
 
+def _rows(spec: dict) -> list[dict]:
+    """Every inline data row of a chart spec (top level and layers)."""
+    out: list[dict] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            if isinstance(x.get("values"), list):
+                out.extend(v for v in x["values"] if isinstance(v, dict))
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(spec)
+    return out
+
+
 def _title(spec: dict) -> str:
     t = spec.get("title")
     return t.get("text") if isinstance(t, dict) else t
@@ -211,11 +229,17 @@ def test_real_harbor_trials() -> None:
     )
     t = runs.trials
     for ch in (
-        charts.task_heatmap(t),
-        charts.outcome_bars(t),
         charts.error_kind_bars(t),
         charts.duration_dist(t),
         charts.turns_dist(t),
         charts.pass_rate_ci(t),
     ):
         json.dumps(_spec(ch))
+    # the plotted numbers are the frame's: outcome counts per run, every task in the heatmap
+    bars = _rows(_spec(charts.outcome_bars(t)))
+    counts = t.group_by("run", "outcome").len()
+    assert {(r["run"], r["outcome"]): r["trials"] for r in bars} == {
+        (r["run"], r["outcome"]): r["len"] for r in counts.iter_rows(named=True)
+    }
+    cells = _rows(_spec(charts.task_heatmap(t)))
+    assert {r["task_name"] for r in cells if "task_name" in r} == set(t["task_name"].to_list())
