@@ -52,41 +52,34 @@ def _spec(ch: alt.TopLevelMixin) -> dict:
     return ch.to_dict()
 
 
+def _dicts(x: object) -> list[dict]:
+    """Every dict inside a chart spec, the spec first."""
+    if isinstance(x, dict):
+        return [x, *(d for v in x.values() for d in _dicts(v))]
+    if isinstance(x, list):
+        return [d for v in x for d in _dicts(v)]
+    return []
+
+
 def _tooltip_fields(spec: dict) -> set[str]:
     out: set[str] = set()
-
-    def walk(x: object) -> None:
-        if isinstance(x, dict):
-            tip = x.get("tooltip")
-            for t in tip if isinstance(tip, list) else ([tip] if isinstance(tip, dict) else []):
-                if isinstance(t, dict) and "field" in t:
-                    out.add(t["field"])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(spec)
+    for d in _dicts(spec):
+        tip = d.get("tooltip")
+        for t in tip if isinstance(tip, list) else ([tip] if isinstance(tip, dict) else []):
+            if isinstance(t, dict) and "field" in t:
+                out.add(t["field"])
     return out
 
 
 def _rows(spec: dict) -> list[dict]:
     """Every inline data row of a chart spec (top level and layers)."""
-    out: list[dict] = []
-
-    def walk(x: object) -> None:
-        if isinstance(x, dict):
-            if isinstance(x.get("values"), list):
-                out.extend(v for v in x["values"] if isinstance(v, dict))
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(spec)
-    return out
+    return [
+        row
+        for d in _dicts(spec)
+        if isinstance(d.get("values"), list)
+        for row in d["values"]
+        if isinstance(row, dict)
+    ]
 
 
 def _title(spec: dict) -> str:
