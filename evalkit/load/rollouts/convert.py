@@ -172,12 +172,12 @@ def convert(rf: RolloutFile, *, job_id: str, job_name: str) -> Converted:
     idx = 0
     if isinstance(sd.get("system_prompt"), str):
         out.steps.append((run_id, idx, 0, "main", True, None, "system", None, sd["system_prompt"], None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None))  # fmt: skip
+                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
         out.step_retries.append(None)
         idx += 1
     if started is not None:
         out.steps.append((run_id, idx, 0, "main", True, None, "user", None, _text(sd.get("prompt")), None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None))  # fmt: skip
+                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
         out.step_retries.append(None)
         idx += 1
     sigs: dict[str, int] = {}
@@ -320,7 +320,7 @@ def convert(rf: RolloutFile, *, job_id: str, job_name: str) -> Converted:
             out.call_durations.append(dur)
         out.steps.append((run_id, idx, n, "main", True, None, "agent", model_name, msg, reason, ts, pt, ctok, cached,
                           _cost_known(scost, sstat), len(rows), None, None, len(turns),
-                          orjson.dumps(extra).decode() if extra else None))  # fmt: skip
+                          orjson.dumps(extra).decode() if extra else None, None))  # fmt: skip
         out.step_retries.append(len(kinds.get("llm.empty_response.retry", ())))
         idx += 1
 
