@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.compare import compare, lime_decision
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP
-from evalkit.compare.lime import DECISIONS
+from evalkit.compare.json_output import DECISIONS
 from tests.conftest import FIXTURES
 
 LIME = FIXTURES / "lime"

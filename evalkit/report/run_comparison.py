@@ -8,9 +8,10 @@ from typing import Any
 import polars as pl
 
 from evalkit import charts
+from evalkit.compare import compare, evidence_bundle
 from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
 from evalkit.report import html as H
-from evalkit.report.context import Context, optional
+from evalkit.report.context import Context
 from evalkit.report.parts import Parts
 
 TONE = {
@@ -27,34 +28,28 @@ MAX_BUNDLES = 12
 
 def comparison(ctx: Context) -> Any | None:
     """``evalkit.compare.compare`` of baseline vs candidate (cached on the context), or None
-    when there is no pair or evalkit.compare is not in this build."""
+    when there is no pair."""
     if ctx.pair is None:
         return None
     if "comparison" not in ctx.cache:
-        fn = optional("compare", "compare")
-        if fn is None:
-            ctx.cache["comparison"] = None
-        else:
-            a, b = ctx.pair
-            p = ctx.params
-            ctx.cache["comparison"] = fn(
-                ctx.runs,
-                a,
-                b,
-                lam=p.get("gate_lambda", 2.0),
-                alpha=p.get("gate_alpha", 0.05),
-                tau=p.get("gate_tau", 0.10),
-                confidence=p.get("confidence", 0.95),
-                checksums=p.get("checksums", "exclude"),
-            )
+        a, b = ctx.pair
+        p = ctx.params
+        ctx.cache["comparison"] = compare(
+            ctx.runs,
+            a,
+            b,
+            lam=p.get("gate_lambda", 2.0),
+            alpha=p.get("gate_alpha", 0.05),
+            tau=p.get("gate_tau", 0.10),
+            confidence=p.get("confidence", 0.95),
+            checksums=p.get("checksums", "exclude"),
+        )
     return ctx.cache["comparison"]
 
 
 def _no_pair(ctx: Context) -> Parts | None:
     if ctx.pair is None:
         return Parts([H.box("There is no second run over the same tasks to compare with.", "warn")])
-    if optional("compare", "compare") is None:
-        return Parts([H.not_available("Run comparison and gates", "evalkit.compare")])
     return None
 
 
@@ -217,9 +212,6 @@ def tasks_changed(ctx: Context) -> Parts:
     if miss:
         return miss
     cmp = comparison(ctx)
-    bundle = optional("compare", "evidence_bundle") or getattr(
-        optional("compare.bundle"), "evidence_bundle", None
-    )
     a, b = ctx.pair
     t = cmp.tasks
     out = Parts()
@@ -248,12 +240,9 @@ def tasks_changed(ctx: Context) -> Parts:
                 },
             )
         )
-        if bundle is None:
-            out.append(H.not_available("Evidence bundles", "evalkit.compare.evidence_bundle"))
-            continue
         for task in tasks[:MAX_BUNDLES]:
             try:
-                body = _markdown(bundle(ctx.runs, a, b, task))
+                body = _markdown(evidence_bundle(ctx.runs, a, b, task))
             except Exception as e:
                 body = H.box(f"Evidence bundle failed: {type(e).__name__}: {e}", "warn")
             out.append(H.details(f"Evidence: {task}", body))
