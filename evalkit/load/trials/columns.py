@@ -177,8 +177,17 @@ COLUMNS: tuple[Column, ...] = (
         "'recorded', 'unknown', or (rollouts) the recorder's cost status, e.g. 'unpriced'.",
     ),
     # trajectory summary (filled when trajectories are parsed; see steps/)
-    Column("n_steps", pl.Int64, "Agent steps in the trajectory (null without a trajectory).", True),
-    Column("n_tool_calls", pl.Int64, "Tool calls in the trajectory (null without a trajectory)."),
+    Column(
+        "n_steps",
+        pl.Int64,
+        "Agent steps of the main trajectory (copied-context, subagent and sidechain steps excluded); null without a trajectory. Filled when trajectories are parsed (first runs.steps / runs.tool_calls access, or load(trajectories=True)): null before, filled in every runs.trials read after.",
+        True,
+    ),
+    Column(
+        "n_tool_calls",
+        pl.Int64,
+        "Tool calls of those steps; null without a trajectory. Filled lazily like n_steps.",
+    ),
     Column(
         "n_turns",
         pl.Int64,
