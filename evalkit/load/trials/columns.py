@@ -50,7 +50,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "task_name",
         pl.String,
-        "Task name, always from result.json / config (never from the truncated folder name).",
+        "Task name as result.json records it; a trial without result.json takes the name a finished trial of the same task_ref recorded, else its config.json's task (never the truncated folder name).",
         True,
     ),
     Column(

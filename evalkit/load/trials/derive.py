@@ -118,9 +118,34 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
     return df
 
 
+def recorded_task_names(df: pl.DataFrame) -> pl.DataFrame:
+    """Name every trial's task as Harbor recorded it for a finished trial of the same task.
+
+    A trial without result.json only has its config.json, whose task is a path, a git url
+    or a package name: its name from there can differ from the ``task_name`` Harbor writes
+    into result.json (a registry task ``harbor/x`` lives in a folder named ``x``). The
+    task id (``task_ref``) is the same in both files, so a task_ref that has a finished
+    trial anywhere in the load gives its recorded name to the unfinished ones.
+    """
+    if "result_present" not in df.columns or df.height == 0:
+        return df
+    done = pl.col("result_present").fill_null(False)
+    recorded = (pl.col("task_name").filter(done & pl.col("task_name").is_not_null()).first()).over(
+        "task_ref"
+    )
+    return df.with_columns(
+        pl.when(~done & pl.col("task_ref").is_not_null())
+        .then(pl.coalesce(recorded, pl.col("task_name")))
+        .otherwise(pl.col("task_name"))
+        .alias("task_name")
+    )
+
+
 def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
-    """Set ``run`` (user label per job, else ``label``) and number attempts within run+task
-    (by start time, then trial name; nulls last), then keep only the declared columns."""
+    """Set ``run`` (user label per job, else ``label``), name unfinished trials' tasks as
+    recorded (:func:`recorded_task_names`) and number attempts within run+task (by start
+    time, then trial name; nulls last), then keep only the declared columns."""
+    df = recorded_task_names(df)
     df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
     df = df.with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int32)
