@@ -278,7 +278,8 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
 
 
 def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
-    """Evidence completeness, token / cost mismatches, unknown cost, incomplete trials."""
+    """Evidence completeness, token / cost mismatches, unknown cost, times outside their
+    trial, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
     jobs = ctx.runs.jobs.filter(
@@ -296,6 +297,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
         pl.col("n_input_tokens").is_null().sum().alias("tokens unknown"),
         (pl.col("outcome") == "incomplete").sum().alias("incomplete"),
         (pl.col("outcome") == "no-reward").sum().alias("no reward"),
+        pl.col("timestamp_out_of_window").fill_null(False).sum().alias("times out of window"),
     )
     order = {r: i for i, r in enumerate(ctx.order)}
     q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
@@ -317,6 +319,25 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 f"Trials whose trajectory totals disagree with result.json ({mism.height})",
                 H.table(
                     mism.select("run", "task_name", "trial_name", "metrics_mismatch"), max_rows=50
+                ),
+            )
+        )
+    stray = t.filter(pl.col("timestamp_out_of_window").fill_null(False))
+    if stray.height:
+        out.append(
+            H.details(
+                f"Trials with a time outside their own start..finish ({stray.height}): a naive "
+                "time read in the wrong zone, or a bad clock",
+                H.table(
+                    stray.select(
+                        "run",
+                        "task_name",
+                        "trial_name",
+                        "started_at",
+                        "finished_at",
+                        "exception_at",
+                    ),
+                    max_rows=50,
                 ),
             )
         )

@@ -34,3 +34,24 @@ def test_unfinished_trial_takes_the_recorded_task_name(edge) -> None:
     hb = t.filter(pl.col("task_name") == "harbor/heartbeat-status-watcher").sort("attempt")
     assert hb["attempt"].to_list() == [1, 2]
     assert hb["outcome"].to_list() == ["pass", "incomplete"]
+
+
+@pytest.mark.parametrize("machine_zone", ["UTC", "Asia/Tokyo"])
+def test_trial_pins_its_naive_exception_zone_when_the_job_cannot(
+    edge, monkeypatch, machine_zone: str
+) -> None:
+    monkeypatch.setenv("TZ", machine_zone)
+    t = ek.load(edge("zones"), cache=False).trials.sort("trial_name")
+    pinned, stray = t.row(0, named=True), t.row(1, named=True)
+    # the exception was written in UTC-5, right when the agent phase ended (15:10Z)
+    assert pinned["exception_at"].isoformat() == "2026-05-08T15:10:00.000412+00:00"
+    assert pinned["timestamp_out_of_window"] is False
+    # a naive time no offset can put inside its trial stays as read, and is flagged
+    assert stray["timestamp_out_of_window"] is True
+
+
+def test_out_of_window_is_null_without_both_trial_ends(edge) -> None:
+    t = ek.load(edge("task-identity"), cache=False).trials
+    unfinished = t.filter(~pl.col("result_present"))
+    assert unfinished["timestamp_out_of_window"].to_list() == [None]
+    assert t.filter(pl.col("result_present"))["timestamp_out_of_window"].to_list() == [False, False]

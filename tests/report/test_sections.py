@@ -108,3 +108,15 @@ def test_one_run_only(tmp_path: Path, nightly_runs: Path) -> None:
     assert c.pair is None
     assert "no second run" in report.gate(c).html()
     assert report.summary(c)["decision"] is None
+
+
+def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "harbor" / "edges" / "zones", tmp_path / "zones")
+    html = report.data_quality(report.load_context(tmp_path / "zones")).html()
+    assert "times out of window" in html
+    assert "outside their own start..finish (1)" in html
+    assert "2026-05-09 10:10 UTC" in html  # the stray exception time, shown as read

@@ -161,6 +161,11 @@ COLUMNS: tuple[Column, ...] = (
         pl.Boolean,
         "True when any of this trial's timestamps was written without a timezone.",
     ),
+    Column(
+        "timestamp_out_of_window",
+        pl.Boolean,
+        "True when a phase or exception time lies outside [started_at, finished_at] by more than 60 s (a naive time read in the wrong zone, or a bad clock); null without both ends.",
+    ),
     # tokens / cost (exactly as recorded)
     Column(
         "n_input_tokens",

@@ -44,6 +44,21 @@ def with_parsed(raw: pl.DataFrame, sources: tuple[str, ...] | None = None) -> pl
     return raw.with_columns([e for src in todo for e in parsed(src)]) if todo else raw
 
 
+#: How far a phase or exception time may lie outside its trial before it is flagged.
+WINDOW_TOLERANCE_S = 60
+
+
+def out_of_window() -> pl.Expr:
+    """``timestamp_out_of_window``: a phase or exception time (UTC) outside the trial's
+    [started_at, finished_at] by more than the tolerance; null when either end is unknown."""
+    tol = pl.duration(seconds=WINDOW_TOLERANCE_S)
+    lo, hi = pl.col("started_at") - tol, pl.col("finished_at") + tol
+    inner = [c for c in TS_MAP if c not in ("started_at", "finished_at")]
+    outside = pl.any_horizontal([((pl.col(c) < lo) | (pl.col(c) > hi)).fill_null(False) for c in inner])  # fmt: skip
+    known = pl.col("started_at").is_not_null() & pl.col("finished_at").is_not_null()
+    return pl.when(known).then(outside).otherwise(None)
+
+
 def _secs(end: str, start: str) -> pl.Expr:
     # round(6): Polars divides a column of 2+ rows by a scalar as a multiplication by its
     # reciprocal (1 ulp off) but a 1-row column exactly, so rows derived one job at a time
@@ -87,6 +102,7 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
         _secs("_as_e", "_as_s").alias("agent_setup_s"),
         _secs("_ag_e", "_ag_s").alias("agent_s"),
         _secs("_v_e", "_v_s").alias("verifier_s"),
+        out_of_window().alias("timestamp_out_of_window"),
         error_kind_expr(pl.col("exception_type")).alias("error_kind"),
         pl.lit("harbor").alias("source_format"),
         pl.when(pl.col("cost_usd").is_not_null())
