@@ -154,6 +154,6 @@ def test_pass_rate_delta_has_mcnemar_with_partial_credit() -> None:
     import evalkit as ek
     from tests.conftest import FIXTURES
 
-    runs = ek.load(FIXTURES / "harbor" / "edges" / "partial-credit", run="job", cache=False)
+    runs = ek.load(FIXTURES / "harbor-edges" / "partial-credit", run="job", cache=False)
     block = ek.compare.compare(runs, "run-a", "run-b").to_json()["passRateDelta"]
     assert block["mcnemarExactP"] is not None

@@ -17,6 +17,7 @@ import polars as pl
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
 from evalkit.load.trials.columns import REWARD_ITEM
+from evalkit.load.trials.tracebacks import exception_from_files
 
 RAW_SCHEMA: dict[str, pl.DataType] = {
     "trial_dir": pl.String,
@@ -325,6 +326,8 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if e:
                 exc = e
                 break
+    if not res and names:
+        exc = exception_from_files(trial_dir + "/", sorted(names), trial_id, errors) or {}
     rec[_IDX["exception_type"]] = as_str(exc.get("exception_type"))
     msg = exc.get("exception_message")
     rec[_IDX["exception_message"]] = (

@@ -1,5 +1,5 @@
 """Edges of real Harbor data (issue 20): each test loads a constructed job folder from
-``tests/fixtures/harbor/edges/`` (SOURCES.md there says which shape each reproduces)."""
+``tests/fixtures/harbor-edges/`` (SOURCES.md there says which shape each reproduces)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import evalkit as ek
 from tests.conftest import FIXTURES
 
-EDGES = FIXTURES / "harbor" / "edges"
+EDGES = FIXTURES / "harbor-edges"
 
 
 @pytest.fixture
@@ -55,3 +55,12 @@ def test_out_of_window_is_null_without_both_trial_ends(edge) -> None:
     unfinished = t.filter(~pl.col("result_present"))
     assert unfinished["timestamp_out_of_window"].to_list() == [None]
     assert t.filter(pl.col("result_present"))["timestamp_out_of_window"].to_list() == [False, False]
+
+
+def test_unfinished_trials_read_exception_txt_and_trial_log(edge) -> None:
+    t = ek.load(edge("no-result-evidence"), cache=False).trials.sort("trial_name")
+    _, cancelled, crashed = (t.row(i, named=True) for i in range(3))
+    assert (cancelled["exception_type"], cancelled["error_kind"]) == ("CancelledError", "cancelled")
+    assert cancelled["outcome"] == "incomplete"
+    assert crashed["exception_type"] == "RuntimeError"
+    assert crashed["exception_message"] == "Command timed out after 450 seconds"

@@ -115,7 +115,7 @@ def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
 
     from tests.conftest import FIXTURES
 
-    shutil.copytree(FIXTURES / "harbor" / "edges" / "zones", tmp_path / "zones")
+    shutil.copytree(FIXTURES / "harbor-edges" / "zones", tmp_path / "zones")
     html = report.data_quality(report.load_context(tmp_path / "zones")).html()
     assert "times out of window" in html
     assert "outside their own start..finish (1)" in html

@@ -287,7 +287,7 @@ def test_pass_metric_keeps_mcnemar_with_fractional_rewards() -> None:
     import evalkit as ek
     from tests.conftest import FIXTURES
 
-    runs = ek.load(FIXTURES / "harbor" / "edges" / "partial-credit", run="job", cache=False)
+    runs = ek.load(FIXTURES / "harbor-edges" / "partial-credit", run="job", cache=False)
     r = paired(runs.trials, by="run", a="run-a", b="run-b", metric="pass")
     # run-a passes alpha, delta; run-b passes alpha, bravo, echo: 1 broken, 2 fixed
     ref = sm_mcnemar([[1, 1], [2, 1]], exact=True).pvalue

@@ -130,7 +130,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "exception_type",
         pl.String,
-        "Type name of the first recorded exception (null when none).",
+        "Type name of the first recorded exception (without result.json: the last exception of exception.txt, else of a traceback ending trial.log); null when none.",
         True,
     ),
     Column(

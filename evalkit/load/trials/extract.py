@@ -44,6 +44,7 @@ from evalkit.load.trials.fields import (
     _ts,
     primary_reward,
 )
+from evalkit.load.trials.tracebacks import exception_from_files
 
 RAW_SCHEMA: dict[str, pl.DataType] = {
     "trial_dir": pl.String,
@@ -269,6 +270,8 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if e:
                 exc = e
                 break
+    if not res and listed:  # no result.json: the exception Harbor wrote on its own
+        exc = exception_from_files(base, names, trial_id, errors) or _EMPTY
     msg = exc.get("exception_message") if exc else None
     ts_exc = exc.get("occurred_at") if exc else None
 
