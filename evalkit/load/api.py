@@ -20,7 +20,7 @@ from evalkit.load.discover import discover
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
-from evalkit.load.jobs.table import jobs_frame
+from evalkit.load.jobs.table import jobs_frame, missing_results
 from evalkit.load.runs import Runs
 from evalkit.load.timeparse import (
     resolve_policy,
@@ -155,6 +155,7 @@ def load(
             rec_findings.append(rf.findings)
 
     jobs = jobs_frame(job_recs, trials, zone_note, policy, now, running_window_s)
+    errors.extend(missing_results(jobs, trials))
     if roll_jobs:
         jobs = pl.concat([jobs, *roll_jobs], how="vertical_relaxed")
 

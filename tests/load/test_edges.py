@@ -64,3 +64,20 @@ def test_unfinished_trials_read_exception_txt_and_trial_log(edge) -> None:
     assert cancelled["outcome"] == "incomplete"
     assert crashed["exception_type"] == "RuntimeError"
     assert crashed["exception_message"] == "Command timed out after 450 seconds"
+
+
+def test_missing_result_is_a_load_error_unless_the_job_runs(edge) -> None:
+    done = ek.load(edge("no-result-evidence"), cache=False)
+    errs = done.load_errors
+    assert errs["error_type"].to_list() == ["missing_result", "missing_result"]
+    incomplete = done.trials.filter(pl.col("outcome") == "incomplete")
+    assert sorted(errs["trial_id"].to_list()) == sorted(incomplete["trial_id"].to_list())
+
+    job = edge("unfinished-job")
+    stopped = ek.load(job, cache=False)  # no finished_at, content weeks old: not running
+    assert stopped.jobs["state"].to_list() == ["interrupted"]
+    assert stopped.load_errors["error_type"].to_list() == ["missing_result"]
+    running = ek.load(job, cache=False, running_window_s=10**10)
+    assert running.jobs["state"].to_list() == ["running"]
+    assert running.load_errors.height == 0
+    assert running.trials["outcome"].sort().to_list() == ["incomplete", "pass"]

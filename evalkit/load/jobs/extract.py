@@ -9,6 +9,9 @@ Job state rule (``state`` column), applied in ``load/api.py`` once trials are kn
   (Ctrl-C, crash: Harbor leaves exactly this state);
 * ``unknown``: no readable result.json and no recent activity.
 
+A trial folder without result.json in a job that is not ``running`` is also a load error
+of type 'missing_result' (``jobs/table.missing_results``); its row stays, ``incomplete``.
+
 A job launched by ``evalkit run`` also has ``evalkit-launch.json``; when it says
 ``interrupted`` (Ctrl-C) and the job has no ``finished_at``, the job is ``interrupted`` at
 once, without waiting for the activity window to pass.

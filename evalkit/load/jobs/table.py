@@ -8,6 +8,7 @@ import os
 import polars as pl
 
 from evalkit.load._columns import conform, empty
+from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.timeparse import to_utc
 
@@ -136,3 +137,28 @@ def _state_expr(now: float, window: float) -> pl.Expr:
         .otherwise(pl.lit("unknown"))
         .alias("state")
     )
+
+
+def missing_results(jobs: pl.DataFrame, trials: pl.DataFrame) -> list[LoadError]:
+    """A 'missing_result' load error per Harbor trial folder without a readable result.json
+    in a job that is not running (the trial row stays, as ``incomplete``): such a trial
+    will not finish by itself. In a running job a missing result.json is the normal state
+    of a trial in progress and is no error."""
+    settled = jobs.filter(pl.col("state") != "running").select("job_id", "state")
+    gone = trials.filter(pl.col("result_present").eq(False)).join(settled, on="job_id")
+    rows = gone.select("job_id", "trial_id", "trial_dir", "state").iter_rows(named=True)
+    # a result.json that exists but cannot be read has its own error already
+    return [
+        LoadError(
+            os.path.join(r["trial_dir"], "result.json"),
+            "trial",
+            "missing_result",
+            f"no result.json in a job that is {r['state']}: the trial did not finish "
+            "(kept as an incomplete row)",
+            job_id=r["job_id"],
+            trial_id=r["trial_id"],
+        )
+        for r in rows
+        if os.path.isdir(r["trial_dir"])
+        and not os.path.lexists(os.path.join(r["trial_dir"], "result.json"))
+    ]
