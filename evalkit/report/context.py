@@ -32,9 +32,10 @@ def optional(module: str, attr: str | None = None) -> Any:
     return getattr(mod, attr, None) if attr else mod
 
 
-def known_sum(col: str) -> pl.Expr:
+def known_sum(col: str | pl.Expr) -> pl.Expr:
     """Sum of the known values; null (not 0) when no value is known."""
-    return pl.when(pl.col(col).is_not_null().any()).then(pl.col(col).sum()).otherwise(None)
+    e = pl.col(col) if isinstance(col, str) else col
+    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
 
 
 @dataclass

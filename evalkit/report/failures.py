@@ -7,6 +7,7 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
+from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context, known_sum, optional
 from evalkit.report.parts import Parts
@@ -201,8 +202,8 @@ def cost_efficiency(ctx: Context, only_pair: bool = False) -> Parts:
             passed().sum().alias("passes"),
             known_sum("cost_usd").alias("cost"),
             pl.col("cost_usd").is_not_null().all().alias("_all_priced"),
-            known_sum("n_input_tokens").alias("tokens_in"),
-            known_sum("n_output_tokens").alias("tokens_out"),
+            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
+            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
             pl.col("duration_s").sum().alias("compute"),
         )
         .with_columns(

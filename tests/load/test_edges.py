@@ -81,3 +81,18 @@ def test_missing_result_is_a_load_error_unless_the_job_runs(edge) -> None:
     assert running.jobs["state"].to_list() == ["running"]
     assert running.load_errors.height == 0
     assert running.trials["outcome"].sort().to_list() == ["incomplete", "pass"]
+
+
+def test_zero_tokens_of_an_agent_that_ran_are_flagged_not_measured(edge) -> None:
+    t = ek.load(edge("tokens-not-recorded"), cache=False).trials.sort("trial_name")
+    ran, oracle = t.row(0, named=True), t.row(1, named=True)
+    assert (ran["n_input_tokens"], ran["n_output_tokens"]) == (0, 0)  # kept as recorded
+    assert ran["tokens_not_recorded"] is True
+    assert oracle["tokens_not_recorded"] is False  # no trajectory: its 0 tokens are true
+
+
+def test_real_hermes_trials_record_no_tokens() -> None:
+    t = ek.load(FIXTURES / "harbor" / "openclaw-dev-jobs", cache=False).trials
+    flagged = t.filter(pl.col("tokens_not_recorded"))
+    assert flagged.height > 0
+    assert set(flagged["agent_name"]) == {"hermes-gateway"}

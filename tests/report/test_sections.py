@@ -120,3 +120,21 @@ def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
     assert "times out of window" in html
     assert "outside their own start..finish (1)" in html
     assert "2026-05-09 10:10 UTC" in html  # the stray exception time, shown as read
+
+
+def test_unrecorded_tokens_are_unknown_in_summaries(tmp_path: Path) -> None:
+    import shutil
+
+    from evalkit.tables import jobs_table
+    from tests.conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "harbor-edges" / "tokens-not-recorded", tmp_path / "tok")
+    ctx = report.load_context(tmp_path / "tok")
+    html = report.data_quality(ctx).html()
+    assert "tokens not recorded" in html and "counted as unknown tokens" in html
+    t = ctx.runs.trials
+    jt = jobs_table(ctx.runs.jobs, t.filter(pl.col("agent_name") != "oracle"))
+    assert jt["n_input_tokens"].to_list() == [None]  # unknown, not 0
+    assert jobs_table(ctx.runs.jobs, t)["n_input_tokens"].to_list() == [0]  # the oracle's 0
+    tokens = dict(overview.runs_frame(ctx).select("run", "tokens_in").iter_rows())
+    assert {r.split("__")[0]: v for r, v in tokens.items()} == {"hermes-gateway": None, "oracle": 0}

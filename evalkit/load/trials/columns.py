@@ -175,6 +175,11 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("n_cache_tokens", pl.Int64, "Cached input tokens as recorded.", True),
     Column("n_output_tokens", pl.Int64, "Output tokens as recorded.", True),
+    Column(
+        "tokens_not_recorded",
+        pl.Boolean,
+        "True when input and output tokens are both 0 on a trial with a trajectory: the agent did not record its tokens (the 0s are kept, but are not a measurement).",
+    ),
     Column("cost_usd", pl.Float64, "Cost in USD; null when unknown (never 0 for unknown).", True),
     Column(
         "cost_status",

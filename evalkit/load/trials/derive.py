@@ -59,6 +59,21 @@ def out_of_window() -> pl.Expr:
     return pl.when(known).then(outside).otherwise(None)
 
 
+def tokens_not_recorded() -> pl.Expr:
+    """``tokens_not_recorded``: input and output counters both 0 on a trial whose agent
+    left a trajectory (it ran steps, so it used tokens): the agent did not record them.
+    An agent without a trajectory (oracle, nop) can truly use no tokens."""
+    zero = (pl.col("n_input_tokens") == 0) & (pl.col("n_output_tokens") == 0)
+    return (zero & pl.col("has_trajectory").fill_null(False)).fill_null(False)
+
+
+def measured_tokens(col: str) -> pl.Expr:
+    """A token column as a measurement: null where ``tokens_not_recorded`` (the recorded 0
+    stays in the trials frame; sums and means must not count it)."""
+    flag = pl.col("tokens_not_recorded").fill_null(False)
+    return pl.when(flag).then(None).otherwise(pl.col(col)).alias(col)
+
+
 def _secs(end: str, start: str) -> pl.Expr:
     # round(6): Polars divides a column of 2+ rows by a scalar as a multiplication by its
     # reciprocal (1 ulp off) but a 1-row column exactly, so rows derived one job at a time
@@ -103,6 +118,7 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
         _secs("_ag_e", "_ag_s").alias("agent_s"),
         _secs("_v_e", "_v_s").alias("verifier_s"),
         out_of_window().alias("timestamp_out_of_window"),
+        tokens_not_recorded().alias("tokens_not_recorded"),
         error_kind_expr(pl.col("exception_type")).alias("error_kind"),
         pl.lit("harbor").alias("source_format"),
         pl.when(pl.col("cost_usd").is_not_null())
