@@ -363,6 +363,18 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 ),
             )
         )
+    unsettled = jobs.filter(pl.col("state") != "complete")
+    if unsettled.height:
+        out.append(
+            H.details(
+                f"Jobs without a recorded end ({unsettled.height}): 'running' only when the "
+                "times Harbor wrote inside the files are recent as well as the file writes",
+                H.table(
+                    unsettled.select("job_name", "state", "started_at", "updated_at"),
+                    max_rows=50,
+                ),
+            )
+        )
     short = jobs.filter(
         pl.col("n_trials_declared").is_not_null()
         & (pl.col("n_trials_declared") != pl.col("n_trials_found"))

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -96,3 +98,16 @@ def test_real_hermes_trials_record_no_tokens() -> None:
     flagged = t.filter(pl.col("tokens_not_recorded"))
     assert flagged.height > 0
     assert set(flagged["agent_name"]) == {"hermes-gateway"}
+
+
+def test_a_fresh_copy_of_an_old_job_is_not_running(edge) -> None:
+    job = edge("copied-job") / "2026-02-03__09-00-00"  # copied just now: fresh file times
+    runs = ek.load(job, cache=False)
+    assert runs.jobs["state"].to_list() == ["unknown"]
+    assert set(runs.load_errors["error_type"]) == {"missing_result"}
+    # Harbor's own record of a job that started a minute ago agrees with the fresh writes
+    now = datetime.now(UTC) - timedelta(minutes=1)
+    (job / "lock.json").write_text(json.dumps({"created_at": now.isoformat()}))
+    runs = ek.load(job, cache=False)
+    assert runs.jobs["state"].to_list() == ["running"]
+    assert runs.load_errors.height == 0

@@ -120,6 +120,8 @@ def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
     assert "times out of window" in html
     assert "outside their own start..finish (1)" in html
     assert "2026-05-09 10:10 UTC" in html  # the stray exception time, shown as read
+    # the job has no result.json (no recorded end): its state is shown
+    assert "Jobs without a recorded end (1)" in html and "unknown" in html
 
 
 def test_unrecorded_tokens_are_unknown_in_summaries(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def jobs_frame(
                 "format": rec["format"],
                 "config_json": rec["config_json"],
                 "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
+                "__ts_lock": rec.get("ts_lock"),
                 "__result_present": rec["result_present"],
                 "__launch_state": rec.get("launch_state"),
             }
@@ -82,6 +83,7 @@ def jobs_frame(
         "config_json",
         "state",
         "__launch_state",
+        "__ts_lock",
     )
     df = pl.DataFrame(
         rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
@@ -92,6 +94,7 @@ def jobs_frame(
             to_utc(pl.col("ts_started"), pl.col("__zone"), zones).alias("started_at"),
             to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
             to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
+            to_utc(pl.col("__ts_lock"), pl.col("__zone"), zones).alias("__lock_at"),
         )
         .join(counts, on="job_id", how="left")
         .with_columns(
@@ -114,16 +117,16 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     """Job state (rule in jobs/extract.py): complete / running / interrupted / unknown.
 
     'running' needs both recent file activity (mtime within ``window``) and recent content
-    (the newest job / trial timestamp within 24 h, when there is one): a job folder copied
-    today from an old run is not running.
+    (the newest job / lock / trial timestamp within 24 h): a job folder copied today from an
+    old run is not running, nor is one whose files hold no time at all.
     """
     from datetime import UTC, datetime
 
     now_dt = datetime.fromtimestamp(now, UTC)
-    last = pl.max_horizontal("started_at", "updated_at", "__last_trial")
+    last = pl.max_horizontal("started_at", "updated_at", "__last_trial", "__lock_at")
     recent_files = (pl.lit(now) - pl.col("__mtime")) <= window
-    recent_content = last.is_null() | (
-        (pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)
+    recent_content = ((pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)).fill_null(
+        False
     )
     return (
         pl.when(pl.col("finished_at").is_not_null())
