@@ -93,7 +93,45 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
             "'passed despite a timeout' are trials whose verifier still gave a full reward."
         )
     )
+    out.extend(analysis_checks(t))
     out.extend(antipatterns(ctx))
+    return out
+
+
+def analysis_checks(t: pl.DataFrame) -> Parts:
+    """`harbor analyze` verdicts: per run and check, trials judged pass / fail / not
+    applicable, and the failed checks with the judge's explanation (empty when no trial
+    was analysed)."""
+    checks = (
+        t.select("run", "task_name", "trial_name", "analysis_checks")
+        .explode("analysis_checks")
+        .drop_nulls("analysis_checks")
+        .unnest("analysis_checks")
+    )
+    if checks.height == 0:
+        return Parts()
+    counts = (
+        checks.group_by("run", "name")
+        .agg(
+            (pl.col("verdict") == "fail").sum().alias("fail"),
+            (pl.col("verdict") == "pass").sum().alias("pass"),
+            (pl.col("verdict") == "not_applicable").sum().alias("not applicable"),
+        )
+        .sort("run", "name")
+        .rename({"name": "check"})
+    )
+    failed = checks.filter(pl.col("verdict") == "fail").select(
+        "run", "task_name", "trial_name", pl.col("name").alias("check"), "explanation"
+    )
+    out = Parts([H.h(4, "harbor analyze checks"), H.table(counts)])
+    out.append(
+        H.note(
+            "LLM-judge rubric checks from the trials' analysis.json; trials without one "
+            f"were not analysed ({t.height - t['analysis_checks'].drop_nulls().len()} here)."
+        )
+    )
+    if failed.height:
+        out.append(H.details(f"Failed checks ({failed.height})", H.table(failed, max_rows=50)))
     return out
 
 

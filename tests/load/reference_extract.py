@@ -16,6 +16,7 @@ import polars as pl
 
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
+from evalkit.load.trials.analysis import CHECK_ITEM, read_analysis
 from evalkit.load.trials.columns import REWARD_ITEM
 from evalkit.load.trials.tracebacks import exception_from_files
 
@@ -61,6 +62,8 @@ RAW_SCHEMA: dict[str, pl.DataType] = {
     "has_verifier_output": pl.Boolean,
     "has_artifacts_manifest": pl.Boolean,
     "harbor_schema": pl.String,
+    "analysis_checks": pl.List(CHECK_ITEM),
+    "analysis_summary": pl.String,
 }
 RAW_FIELDS = tuple(RAW_SCHEMA)
 _IDX = {k: i for i, k in enumerate(RAW_FIELDS)}
@@ -384,6 +387,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     if steps:
         hints.append("multi-step")
     rec[_IDX["harbor_schema"]] = ",".join(hints) or None
+    if "analysis.json" in names:
+        checks, summary = read_analysis(os.path.join(trial_dir, "analysis.json"), trial_id, errors)
+        rec[_IDX["analysis_checks"]], rec[_IDX["analysis_summary"]] = checks, summary
     return tuple(rec), errors
 
 

@@ -111,3 +111,18 @@ def test_a_fresh_copy_of_an_old_job_is_not_running(edge) -> None:
     runs = ek.load(job, cache=False)
     assert runs.jobs["state"].to_list() == ["running"]
     assert runs.load_errors.height == 0
+
+
+def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
+    t = ek.load(edge("analyzed"), cache=False).trials.sort("trial_name")
+    hacked, honest, plain = (t.row(i, named=True) for i in range(3))
+    assert hacked["analysis_failed"] == "reward_hacking"
+    assert {c["name"]: c["verdict"] for c in hacked["analysis_checks"]} == {
+        "reward_hacking": "fail",
+        "task_specification": "pass",
+    }
+    assert honest["analysis_failed"] == ""
+    assert "not_applicable" in {c["verdict"] for c in honest["analysis_checks"]}
+    # not analysed is unknown, never a pass
+    assert plain["analysis_checks"] is None and plain["analysis_failed"] is None
+    assert plain["analysis_summary"] is None

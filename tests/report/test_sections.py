@@ -140,3 +140,15 @@ def test_unrecorded_tokens_are_unknown_in_summaries(tmp_path: Path) -> None:
     assert jobs_table(ctx.runs.jobs, t)["n_input_tokens"].to_list() == [0]  # the oracle's 0
     tokens = dict(overview.runs_frame(ctx).select("run", "tokens_in").iter_rows())
     assert {r.split("__")[0]: v for r, v in tokens.items()} == {"hermes-gateway": None, "oracle": 0}
+
+
+def test_failure_section_shows_analysis_checks(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "harbor-edges" / "analyzed", tmp_path / "an")
+    html = report.taxonomy(report.load_context(tmp_path / "an")).html()
+    assert "harbor analyze checks" in html and "Failed checks (1)" in html
+    assert "to skip the failing case" in html
+    assert "(1 here)" in html  # the trial without analysis.json is not counted as passing

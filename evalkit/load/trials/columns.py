@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME, Column
+from evalkit.load.trials.analysis import CHECK_ITEM
 
 REWARD_ITEM = pl.Struct({"name": pl.String, "value": pl.Float64})
 
@@ -213,5 +214,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("result_present", pl.Boolean, "The trial folder had a readable result.json."),
     Column(
         "harbor_schema", pl.String, "Format hints detected for this trial (e.g. 'v1', 'legacy-ts')."
+    ),
+    # harbor analyze (trials/analysis.py)
+    Column(
+        "analysis_checks",
+        pl.List(CHECK_ITEM),
+        "`harbor analyze` rubric checks from the trial's analysis.json, each {name, verdict (pass / fail / not_applicable), explanation}; null when the trial was not analysed (not 'passed').",
+    ),
+    Column(
+        "analysis_failed",
+        pl.String,
+        "Names of the analysis checks whose verdict is 'fail', comma-joined ('' when none failed); null when not analysed.",
+    ),
+    Column(
+        "analysis_summary",
+        pl.String,
+        "The analysis.json summary of the trial (null when not analysed).",
     ),
 )

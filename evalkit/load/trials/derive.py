@@ -74,6 +74,14 @@ def measured_tokens(col: str) -> pl.Expr:
     return pl.when(flag).then(None).otherwise(pl.col(col)).alias(col)
 
 
+def failed_checks() -> pl.Expr:
+    """``analysis_failed``: names of the analysis checks judged 'fail' (null: not analysed)."""
+    checks = pl.col("analysis_checks")
+    return checks.list.eval(
+        pl.element().filter(pl.element().struct.field("verdict") == "fail").struct.field("name")
+    ).list.join(", ")
+
+
 def _secs(end: str, start: str) -> pl.Expr:
     # round(6): Polars divides a column of 2+ rows by a scalar as a multiplication by its
     # reciprocal (1 ulp off) but a 1-row column exactly, so rows derived one job at a time
@@ -119,6 +127,7 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
         _secs("_v_e", "_v_s").alias("verifier_s"),
         out_of_window().alias("timestamp_out_of_window"),
         tokens_not_recorded().alias("tokens_not_recorded"),
+        failed_checks().alias("analysis_failed"),
         error_kind_expr(pl.col("exception_type")).alias("error_kind"),
         pl.lit("harbor").alias("source_format"),
         pl.when(pl.col("cost_usd").is_not_null())
