@@ -262,6 +262,12 @@ class Comparison:
             n_tasks=t.height,
         )
 
+    def gate_on(self, wins: int, losses: int) -> GateResult:
+        """The ship gate on other win / loss counts over the same comparable tasks and the
+        same baseline (what :func:`evalkit.stats.plan` asks after hypothetical attempts)."""
+        g = self.gate()
+        return ship_gate(wins, losses, g.a_solved, g.lam, g.alpha, g.tau, n_tasks=g.n_tasks)
+
     def guard_metrics(self) -> tuple[GuardMetrics, GuardMetrics]:
         """RegressionGuard inputs over comparable tasks, task-weighted: pass_rate, mean cost
         per attempt (None when unknown) and mean steps (turns; None when unknown)."""
