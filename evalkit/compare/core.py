@@ -37,6 +37,8 @@ from evalkit.compare.select import (
     trials_of,
 )
 from evalkit.compare.tasks import BUCKETS, task_table, transition_matrix, transitions
+from evalkit.stats.plan import Plan
+from evalkit.stats.plan import plan as plan_after_hold
 
 Side = str | Sequence[str]
 #: The task-version rule: leave out tasks whose checksum differs, or compare them anyway.
@@ -261,6 +263,12 @@ class Comparison:
             o.get("tau", 0.10) if tau is None else tau,
             n_tasks=t.height,
         )
+
+    @cached_property
+    def plan(self) -> Plan | None:
+        """After a Hold, what to run next (:func:`evalkit.stats.plan` with its defaults);
+        None when the gate already decides."""
+        return plan_after_hold(self) if self.gate().exit_code == 1 else None
 
     def gate_on(self, wins: int, losses: int) -> GateResult:
         """The ship gate on other win / loss counts over the same comparable tasks and the
