@@ -18,7 +18,7 @@ app = typer.Typer(
 def _register() -> None:
     from evalkit.cli import inspect_cmds  # noqa: F401
 
-    for mod in ("compare_cmd", "report_cmd", "run_cmd", "manage_cmd", "export_cmd"):
+    for mod in ("compare_cmd", "report_cmd", "run_cmd", "loop_cmd", "manage_cmd", "export_cmd"):
         with contextlib.suppress(ImportError):
             __import__(f"evalkit.cli.{mod}")
 
