@@ -33,7 +33,8 @@ __all__ = ["LoopResult", "interactive", "nightly_loop"]
 
 @dataclass
 class LoopResult:
-    """What one loop did: the verdict and exit code, the report files, the candidate jobs."""
+    """What one loop did: the verdict and exit code, the report files, the candidate jobs,
+    each launch's summary and each look's summary.json (two when a plan was followed)."""
 
     verdict: str
     exit_code: int
@@ -43,6 +44,7 @@ class LoopResult:
     summary_path: Path
     summary: dict[str, Any]
     launches: list[dict[str, Any]] = field(default_factory=list)
+    looks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def plan(self) -> dict[str, Any] | None:
@@ -117,14 +119,18 @@ def nightly_loop(
     cand = candidate_jobs(Path(first["job_dir"]))
     params = dict(report_params or {})
     html, spath, summary = _report(cand, base, Path(out), params, day)
+    looks = [summary]
     if follow_plan and verdict_of(summary) == HOLD and (summary.get("plan") or {}).get("tasks"):
-        summary["candidate"]["jobs"] = [p.name for p in cand]
-        for s in followup_specs(summary, spec.runs_root):
+        for s in followup_specs({**summary, "candidate": {"jobs": [p.name for p in cand]}},
+                                spec.runs_root):  # fmt: skip
             launches.append(
                 run(s, harbor=harbor, progress=progress, load=False,
                     check_environment=check_environment)
             )  # fmt: skip
         cand = candidate_jobs(Path(first["job_dir"]))
         html, spath, summary = _report(cand, base, Path(out), params, day)
+        looks.append(summary)
     verdict = verdict_of(summary)
-    return LoopResult(verdict, EXIT_CODES[verdict], cand, base, html, spath, summary, launches)
+    return LoopResult(
+        verdict, EXIT_CODES[verdict], cand, base, html, spath, summary, launches, looks
+    )
