@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit import charts
+from evalkit import charts, patterns
 from evalkit.charts._style import passed
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
 
 
@@ -98,13 +98,7 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
 
 def antipatterns(ctx: Context) -> Parts:
     """Anti-pattern rates with CIs per run, and their change from baseline to candidate."""
-    patterns = optional("patterns")
     out = Parts([H.h(4, "Anti-patterns")])
-    if patterns is None or not hasattr(patterns, "detector_rates"):
-        out.append(
-            H.not_available("Anti-pattern rates", "evalkit.patterns (detect, detector_rates)")
-        )
-        return out
     conf = ctx.params.get("confidence", 0.95)
     t = ctx.trials
     try:

@@ -17,7 +17,7 @@ from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.overview import stale_warning
 from evalkit.report.parts import Parts
-from evalkit.report.versus import badges, comparison, evidence_of, figures_table
+from evalkit.report.run_comparison import badges, comparison, evidence_of, figures_table
 
 #: Task names listed per line (broken, fixed) before "and N more".
 MAX_NAMES = 8

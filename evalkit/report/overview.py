@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
+from evalkit.stats import pass_at_k, pass_hat_k, summarize
 
 FRESH_H = 36.0
 
@@ -162,13 +162,11 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
         .join(att, on="run", how="left")
         .join(_error_kinds(t), on="run", how="left")
     )
-    stats = optional("stats")
-    if stats is not None and hasattr(stats, "summarize"):
-        s = stats.summarize(t, by="run", confidence=ctx.params.get("confidence", 0.95))
-        base = base.drop("pass_rate").join(
-            s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
-        )
-        base = base.join(_pass_at_k(stats, t), on="run", how="left")
+    s = summarize(t, by="run", confidence=ctx.params.get("confidence", 0.95))
+    base = base.drop("pass_rate").join(
+        s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
+    )
+    base = base.join(_pass_at_k(t), on="run", how="left")
     order = {r: i for i, r in enumerate(ctx.order)}
     return (
         base.with_columns(pl.col("run").replace_strict(order, default=len(order)).alias("_o"))
@@ -177,7 +175,7 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
     )
 
 
-def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
+def _pass_at_k(t: pl.DataFrame) -> pl.DataFrame:
     """Per run, with k = the run's most attempts on a task: mean pass@k and pass^k over the
     tasks that have at least k attempts (``k_tasks`` of them)."""
     per = t.group_by("run", "task_name").agg(
@@ -187,8 +185,8 @@ def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
     for (run,), g in per.group_by("run"):
         k = int(g["n"].max())
         g = g.filter(pl.col("n") >= k)
-        pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        pk = [float(pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        ph = [float(pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
         rows.append({"run": run, "k": k, "k_tasks": g.height,
                      "pass_at_k": sum(pk) / len(pk), "pass_hat_k": sum(ph) / len(ph)})  # fmt: skip
     schema = {"run": pl.String, "k": pl.Int64, "k_tasks": pl.Int64,
@@ -213,7 +211,6 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     if f.height == 0:
         out.append(H.box("No trials were found.", "warn"))
         return out
-    has_ci = "ci_low" in f.columns
     conf = ctx.params.get("confidence", 0.95)
     cost_txt = [
         "–" if c is None else (H.fmt(c, "usd") + ("" if p == n else f" ({p} of {n} priced)"))
@@ -235,10 +232,9 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     kinds = {"pass_rate": "pct1", "mean_reward": "float", "median_duration": "dur",
              "pass_at_k": "pct1", "pass_hat_k": "pct1", "attempts per task": "right",
              "ci": "right", "cost": "right", "tokens in / out": "right"}  # fmt: skip
-    if has_ci:
-        lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
-        f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
-        cols += ["ci"]
+    lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
+    f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
+    cols += ["ci"]
     cols += ["mean_reward"]
     ks = set()
     if "pass_at_k" in f.columns:
@@ -258,22 +254,15 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
         "errors": "error kinds",
     }
     out.append(H.table(f.select(cols), kinds, headers=heads))
-    if has_ci:
-        kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
-        out.append(
-            H.note(
-                f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
-                f"k = {kk}, over the tasks with at least k attempts."
-            )
+    kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
+    out.append(
+        H.note(
+            f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
+            f"k = {kk}, over the tasks with at least k attempts."
         )
-        out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
-        out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
-    else:
-        out.append(
-            H.not_available(
-                "Confidence intervals and pass@k", "evalkit.stats (summarize, pass_at_k)"
-            )
-        )
+    )
+    out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
+    out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
     return out
 
 

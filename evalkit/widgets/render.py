@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load.io import read_tail as io_read_tail
+from evalkit.load.io import read_tail
 
 #: Observations / messages longer than this are collapsed (a <details> showing the start).
 COLLAPSE_AT = 600
@@ -61,9 +61,9 @@ def block(text: Any, label: str = "", collapse_at: int = COLLAPSE_AT) -> str:
     )
 
 
-def read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str | None:
+def marked_tail(path: str | None, max_bytes: int = 64 * 1024) -> str | None:
     """The end of a text file (None when missing), marked when its start was cut."""
-    text, cut = io_read_tail(path, max_bytes)
+    text, cut = read_tail(path, max_bytes)
     if text is None:
         return None
     return ("… [start cut]\n" + text) if cut else text
@@ -73,7 +73,7 @@ def verifier_text(trial_dir: str | None) -> str | None:
     if not trial_dir:
         return None
     for name in ("test-stdout.txt", "test_stdout.txt", "output.txt"):
-        t = read_tail(os.path.join(trial_dir, "verifier", name))
+        t = marked_tail(os.path.join(trial_dir, "verifier", name))
         if t is not None:
             return t
     return None

@@ -8,9 +8,7 @@ lists included) out as Harbor trial folders, ``--rep`` copies of it, then times,
 and best of ``--runs``:
 
 * floor: read every trajectory file's bytes and ``orjson.loads`` them, twice;
-* parse: ``build_trajectories(trials, cache=False, progress=False)`` (frames included),
-  with the compiled extractor when it is built (``--python``: the Python path,
-  EVALKIT_NATIVE=0).
+* parse: ``build_trajectories(trials, cache=False, progress=False)`` (frames included).
 
 ``--harbor`` adds the Harbor fixture runs (tests/fixtures/harbor: 109 trials, 11 of them
 with a trajectory; every trial folder is looked at, the floor counts only the trajectory
@@ -77,14 +75,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rep", type=int, default=1)
     ap.add_argument("--runs", type=int, default=9)
-    ap.add_argument("--python", action="store_true", help="the Python path (EVALKIT_NATIVE=0)")
     ap.add_argument("--harbor", action="store_true", help="add the Harbor fixture runs")
     a = ap.parse_args()
-    if a.python:
-        os.environ["EVALKIT_NATIVE"] = "0"
-    from evalkit.load.steps import native
-
-    path = "compiled" if native.enabled() else "python"
     root = Path(tempfile.mkdtemp())
     try:
         trials = lay_out(root, a.rep)
@@ -122,7 +114,7 @@ def main() -> None:
         pair = statistics.median(x / y for x, y in zip(pa, fl, strict=True))
         tf = build_trajectories(trials, cache=False, progress=False)
         print(
-            f"[{path}] trials={trials.height} files={len(files)} bytes={nbytes / 1e6:.2f}MB "
+            f"trials={trials.height} files={len(files)} bytes={nbytes / 1e6:.2f}MB "
             f"steps={tf.steps.height} calls={tf.tool_calls.height} | "
             f"floor (read+orjson.loads x2)={f2 * 1e3:.1f}ms parse={p * 1e3:.1f}ms "
             f"parse/floor2x={p / f2:.2f} (median of pairs {pair:.2f}) parse/floor1x={2 * p / f2:.2f}"

@@ -77,6 +77,8 @@ class DocResult:
     continued_ref: str | None = None
     subagent_refs: list[dict] = field(default_factory=list)
     embedded: list[dict] = field(default_factory=list)
+    #: (error_type, message) of content that could not be read as ATIF (load-error rows)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 def atif_version(doc: dict) -> tuple[int, int] | None:
@@ -157,6 +159,12 @@ def _json_text(v: Any) -> str | None:
 NESTED_TOO_DEEP = "[value nested too deeply to show]"
 
 
+def _kind(v: Any) -> str:
+    """The JSON kind of a parsed value ('object', 'string', ...)."""
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    return kinds.get(type(v), "number")
+
+
 def add_document(
     acc: Acc,
     doc: dict,
@@ -184,6 +192,11 @@ def add_document(
     agent_model = agent_model if isinstance(agent_model, str) else None
     steps = doc.get("steps")
     if type(steps) is not list:
+        if steps is not None:
+            what = _kind(steps)
+            res.problems.append(
+                ("bad_steps", f"'steps' is a JSON {what}, not a list: no steps read")
+            )
         return res
     st = [x for x in steps if type(x) is dict]
     res.n_bad_steps = len(steps) - len(st)
@@ -262,8 +275,24 @@ def _calls_and_observations(
     out: list, res: DocResult, st: dict, ts: str | None, where: tuple, label: tuple
 ) -> tuple[int, str | None]:
     """Append one step's tool-call rows (observations joined); returns (n_calls, step-level text)."""
-    calls = st.get("tool_calls")
-    calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
+    raw_calls = st.get("tool_calls")
+    calls = [c for c in raw_calls if type(c) is dict] if type(raw_calls) is list else ()
+    if type(raw_calls) is list and len(calls) != len(raw_calls):
+        n_bad = len(raw_calls) - len(calls)
+        res.problems.append(
+            (
+                "bad_tool_call",
+                f"step {where[1]}: {n_bad} tool call(s) are not JSON objects (skipped)",
+            )
+        )
+    elif raw_calls is not None and type(raw_calls) is not list:
+        what = _kind(raw_calls)
+        res.problems.append(
+            (
+                "bad_tool_call",
+                f"step {where[1]}: 'tool_calls' is a JSON {what}, not a list (skipped)",
+            )
+        )
     step_obs = None
     by_call: dict[str, list[str]] = _EMPTY
     res_extra: dict[str, list] = _EMPTY

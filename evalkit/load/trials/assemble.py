@@ -92,7 +92,7 @@ def assemble(
     policy: str,
     outcome_rule: str,
     *,
-    use_cache: bool,
+    cache: bool,
 ) -> tuple[pl.DataFrame, dict[str, str]]:
     """Derived trial rows of every job (in job order, trial_dir order within a job) and the
     note on each job's naive-timestamp zone; writes the cache of every job it derived."""
@@ -171,7 +171,7 @@ def assemble(
             parts[i] = part  # type: ignore[assignment]
             # a fast-path job derived with other options keeps its table (and generation):
             # only rows that changed are written
-            if use_cache and rec["_ref"].only is None and not plans[i].from_cache:
+            if cache and rec["_ref"].only is None and not plans[i].from_cache:
                 meta = {"derive": key, "zone": zone_by_job[rec["job_id"]], "zone_note": notes[rec["job_id"]]}  # fmt: skip
                 save_job(plans[i], parts[i].drop("__label"), meta)
     ordered = [parts[i] for i in sorted(parts)]
