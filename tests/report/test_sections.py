@@ -137,3 +137,29 @@ def test_failure_section_shows_analysis_checks(tmp_path: Path) -> None:
     assert "harbor analyze checks" in html and "Failed checks (1)" in html
     assert "to skip the failing case" in html
     assert "(1 here)" in html  # the trial without analysis.json is not counted as passing
+
+
+@pytest.fixture(scope="module")
+def hold_ctx(tmp_path_factory: pytest.TempPathFactory) -> report.Context:
+    """Two nights where the candidate fixes 5 tasks and breaks none: the gate holds."""
+    from tests.report.conftest import _gen_nightly
+
+    out = tmp_path_factory.mktemp("hold-runs")
+    _gen_nightly().generate(out, jobs=2, tasks=10, attempts=3, seed=2, traj_share=0.0)
+    return report.load_context(out)
+
+
+def test_gate_section_and_summary_carry_the_plan_on_hold(
+    hold_ctx: report.Context, ctx: report.Context, tmp_path: Path
+) -> None:
+    html = report.gate(hold_ctx).html()
+    assert 'id="evalkit-plan"' in html
+    assert "evalkit run --plan summary.json" in html and "Assumes:" in html
+    s = report.write_summary(hold_ctx, tmp_path / "s.json")
+    p = s["plan"]
+    assert s["gates"]["ship"]["verdict"].startswith("Hold")
+    assert p["extra_attempts"] == sum(p["attempts_per_task"].values()) > 0
+    assert set(p["tasks"]) <= {t for ts in s["buckets"].values() for t in ts}
+    # a decided gate has no plan
+    assert 'id="evalkit-plan"' not in report.gate(ctx).html()
+    assert report.summary(ctx)["plan"] is None
