@@ -106,3 +106,30 @@ def test_second_load_reads_the_trajectory_cache(tmp_path, monkeypatch):
         parsed.clear()
         _ = evalkit.load(root, progress=False).steps
         assert parsed == [t.filter(pl.col("trial_dir") == str(traj.parents[1]))["trial_id"].item()]
+
+
+def test_trajectory_counts_agree_in_every_trials_frame_after_steps_are_read():
+    """n_steps / n_tool_calls are filled lazily: null in runs.trials before trajectories
+    are parsed; after, every read of runs.trials (and of a redacted copy) holds the same
+    values, equal to the main agent's steps and calls in runs.steps / runs.tool_calls."""
+    runs = evalkit.load(OPENCLAW, cache=False, progress=False)
+    before = runs.trials
+    assert before["n_steps"].null_count() == before.height
+    steps, calls = runs.steps, runs.tool_calls
+    first, second = runs.trials, runs.trials
+    assert first.equals(second) and runs.redacted().trials["n_steps"].equals(first["n_steps"])
+    main = pl.col("is_main") & ~pl.col("is_copied_context").fill_null(False)
+    want = (
+        steps.filter(main & (pl.col("source") == "agent"))
+        .group_by("trial_id")
+        .len("want")
+        .join(
+            calls.filter(pl.col("is_main")).group_by("trial_id").len("want_calls"),
+            on="trial_id",
+            how="left",
+        )
+    )
+    got = first.join(want, on="trial_id", how="inner")
+    assert got.height == 11
+    assert (got["n_steps"] == got["want"]).all()
+    assert (got["n_tool_calls"] == got["want_calls"].fill_null(0)).all()

@@ -258,12 +258,12 @@ def _steps_and_calls(
     idx = 0
     if isinstance(sd.get("system_prompt"), str):
         out.steps.append((run_id, idx, 0, "main", True, None, "system", None, sd["system_prompt"], None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None))  # fmt: skip
+                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
         out.step_retries.append(None)
         idx += 1
     if started is not None:
         out.steps.append((run_id, idx, 0, "main", True, None, "user", None, _text(sd.get("prompt")), None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None))  # fmt: skip
+                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
         out.step_retries.append(None)
         idx += 1
     sigs: dict[str, int] = {}
@@ -291,7 +291,7 @@ def _steps_and_calls(
         pt, ctok, cached, scost, sstat = _step_usage(kinds)
         out.steps.append((run_id, idx, n, "main", True, None, "agent", model_name, _step_message(kinds),
                           _step_reasoning(kinds), ts, pt, ctok, cached, _cost_known(scost, sstat), len(rows),
-                          None, None, len(turns), _step_extra(kinds, ltc)))  # fmt: skip
+                          None, None, len(turns), _step_extra(kinds, ltc), None))  # fmt: skip
         out.step_retries.append(len(kinds.get("llm.empty_response.retry", ())))
         idx += 1
     return step_index_of, n_calls_total, n_retried

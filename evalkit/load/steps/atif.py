@@ -22,7 +22,7 @@ STEP_FIELDS = (
     "trial_id", "step_index", "step_id", "trajectory", "is_main", "task_step", "source",
     "model_name", "message", "reasoning_content", "_ts", "prompt_tokens",
     "completion_tokens", "cached_tokens", "cost_usd", "n_tool_calls", "observation",
-    "is_copied_context", "llm_call_count", "extra",
+    "is_copied_context", "llm_call_count", "extra", "is_sidechain",
 )  # fmt: skip
 CALL_FIELDS = (
     "trial_id", "step_index", "call_index", "tool_call_id", "trajectory", "is_main",
@@ -217,6 +217,10 @@ def add_document(
     ]
     if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
+    # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
+    # not counted as the main agent's
+    side = [type(x := s.get("extra")) is dict and x.get("is_sidechain") is True for s in st]
+    main = [is_main and not sc for sc in side]
     n_calls = [0] * n
     step_obs: list[str | None] = [None] * n
     for i, s in enumerate(st):
@@ -227,10 +231,10 @@ def add_document(
                 s,
                 ts[i],
                 (trial_id, start_index + i),
-                (trajectory, is_main, task_step),
+                (trajectory, main[i], task_step),
             )
-    for so, cp, nc in zip(src, copied, n_calls, strict=True):
-        if so == "agent" and not cp:
+    for so, cp, nc, sc in zip(src, copied, n_calls, side, strict=True):
+        if so == "agent" and not cp and not sc:
             res.n_agent_steps += 1
             res.n_tool_calls += nc
     S = acc.steps
@@ -238,7 +242,7 @@ def add_document(
     S["step_index"].extend(range(start_index, start_index + n))
     S["step_id"].extend([x if type(x := s.get("step_id")) is int else as_int(x) for s in st])
     S["trajectory"].extend([trajectory] * n)
-    S["is_main"].extend([is_main] * n)
+    S["is_main"].extend(main)
     S["task_step"].extend([task_step] * n)
     S["source"].extend(src)
     S["model_name"].extend(
@@ -268,6 +272,7 @@ def add_document(
         [x if type(x := s.get("llm_call_count")) is int else as_int(x) for s in st]
     )
     S["extra"].extend([_json_text(x) if (x := s.get("extra")) else None for s in st])
+    S["is_sidechain"].extend(side)
     return res
 
 

@@ -1,6 +1,6 @@
 """Speed of build_trajectories against the read floor (not collected by pytest).
 
-    .venv/bin/python tests/load_steps/bench_trajectories.py [--rep N] [--runs K]
+    .venv/bin/python benchmarks/bench_atif_tree.py [--rep N] [--runs K]
 
 Lays the ATIF fixture tree (tests/fixtures/atif: claude-code, terminus-2, openhands, oracle,
 examples, hermes; continuation and summarization files next to their main file; non-ATIF
@@ -33,7 +33,7 @@ import polars as pl
 
 from evalkit.load.steps.table import build_trajectories
 
-FIX = Path(__file__).parents[1] / "fixtures" / "atif"
+FIX = Path(__file__).parents[1] / "tests" / "fixtures" / "atif"
 HARBOR = FIX.parent / "harbor"
 
 
