@@ -2,6 +2,8 @@
 
 Public surface (see docs/statistics.md):
 
+* :func:`leaderboard` — many runs: scores with CIs, rank intervals, P(rank = k), tiers,
+  P(on the cost/time Pareto frontier) from one joint task bootstrap.
 * :func:`summarize` — per-run pass rate / mean reward with an interval, its method and estimand.
 * :func:`paired` — run B vs run A on common tasks: bootstrap CI, sign-flip p, McNemar, per-task.
 * :func:`pass_at_k`, :func:`pass_hat_k`, :func:`pass_k_curve` — pass@k (Chen 2021), pass^k.
@@ -14,6 +16,7 @@ Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out do
 """
 
 from evalkit.stats.intervals import ESTIMANDS, clustered_proportion_ci, proportion_ci
+from evalkit.stats.leaderboard import LEADERBOARD_COLUMNS, leaderboard
 from evalkit.stats.means import clustered_mean_ci
 from evalkit.stats.paired import PairedResult, paired
 from evalkit.stats.passk import pass_at_k, pass_hat_k, pass_k_curve
@@ -29,12 +32,14 @@ from evalkit.stats.summarize import SUMMARY_COLUMNS, summarize
 
 __all__ = [
     "ESTIMANDS",
+    "LEADERBOARD_COLUMNS",
     "SUMMARY_COLUMNS",
     "PairedResult",
     "PowerInputs",
     "clustered_mean_ci",
     "clustered_proportion_ci",
     "design_effect",
+    "leaderboard",
     "mcnemar",
     "minimum_detectable_effect",
     "paired",
