@@ -16,6 +16,7 @@ import polars as pl
 from evalkit.stats._frames import as_lazy, check_columns, collect, task_table
 from evalkit.stats.intervals import check_confidence, clustered_proportion_ci
 from evalkit.stats.means import clustered_mean_ci
+from evalkit.stats.significance import task_indices
 
 __all__ = [
     "LEADERBOARD_COLUMNS",
@@ -157,8 +158,7 @@ def _extra_sums(frame: pl.LazyFrame, by: str, task: str) -> pl.DataFrame:
 
 def bootstrap_weights(n_tasks: int, draws: int, seed: int | None) -> np.ndarray:
     """(draws, n_tasks) task multiplicities of a task bootstrap (each row sums to n_tasks)."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n_tasks, size=(draws, n_tasks))
+    picks = task_indices(np.random.default_rng(seed), n_tasks, draws).astype(np.int64)
     flat = (picks + n_tasks * np.arange(draws)[:, None]).ravel()
     return np.bincount(flat, minlength=draws * n_tasks).reshape(draws, n_tasks).astype(float)
 
@@ -194,20 +194,25 @@ def rank_probabilities(boot: np.ndarray) -> np.ndarray:
 
 
 def _pair_stats(point: np.ndarray, boot: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Differences d[r, j] = score_r - score_j, their bootstrap SEs and the centred
-    studentised bootstrap differences (draws, R, R)."""
+    """Differences d[r, j] = score_r - score_j, their bootstrap SEs (from the draws'
+    covariance; 0 when two runs move identically) and the centred draws (draws, R)."""
     d = point[:, None] - point[None, :]
-    db = boot[:, :, None] - boot[:, None, :]
-    se = db.std(axis=0, ddof=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = np.abs(db - d) / se
-    t = np.where(se > 0, t, 0.0)
-    return d, se, t
+    z = boot - point
+    cov = np.atleast_2d(np.cov(boot, rowvar=False))
+    var = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2.0 * cov
+    se = np.sqrt(np.where(var > 1e-18, var, 0.0))
+    return d, se, z
 
 
 def _separated(d: np.ndarray, se: np.ndarray, crit: np.ndarray | float) -> np.ndarray:
     """d > crit * se, where a zero SE separates any non-zero difference."""
     return np.where(se > 0, d > crit * se, d > 0)
+
+
+def _inverse(se: np.ndarray) -> np.ndarray:
+    """1 / se, 0 where se is 0 (a difference that never moves has no sampling noise)."""
+    with np.errstate(divide="ignore"):
+        return np.where(se > 0, 1.0 / se, 0.0)
 
 
 def rank_intervals(
@@ -221,9 +226,12 @@ def rank_intervals(
     >= ``confidence`` when the bootstrap is valid.
     """
     n_runs = point.size
-    d, se, t = _pair_stats(point, boot)
+    d, se, z = _pair_stats(point, boot)
     off = ~np.eye(n_runs, dtype=bool)
-    tmax = np.where(off[None], t, 0.0).max(axis=2) if n_runs > 1 else np.zeros((len(boot), 1))
+    t = z[:, :, None] - z[:, None, :]  # (draws, R, R): centred bootstrap differences
+    np.abs(t, out=t)
+    t *= _inverse(se)[None]
+    tmax = t.max(axis=2)  # the diagonal is 0
     crit = np.quantile(tmax, confidence, axis=0)[:, None]
     better = _separated(-d, se, crit) & off
     worse = _separated(d, se, crit) & off
@@ -235,8 +243,7 @@ def tiers(point: np.ndarray, boot: np.ndarray, confidence: float = 0.95) -> np.n
     what is left. "Separable": the leader's one-sided lead is significant at 1 - confidence,
     with the multiplicity over the tier's comparisons corrected by the bootstrap max-t (a
     Dunnett-type step against the leader)."""
-    d, se, _ = _pair_stats(point, boot)
-    db = boot[:, :, None] - boot[:, None, :]
+    d, se, z = _pair_stats(point, boot)
     tier = np.zeros(point.size, dtype=np.int64)
     left = np.arange(point.size)
     level = 1
@@ -245,9 +252,7 @@ def tiers(point: np.ndarray, boot: np.ndarray, confidence: float = 0.95) -> np.n
         rest = left[left != lead]
         tier[lead] = level
         if rest.size:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                tb = (db[:, lead, rest] - d[lead, rest]) / se[lead, rest]
-            tb = np.where(se[lead, rest] > 0, tb, 0.0)
+            tb = (z[:, [lead]] - z[:, rest]) * _inverse(se[lead, rest])[None]
             crit = np.quantile(tb.max(axis=1), confidence)
             sep = _separated(d[lead, rest], se[lead, rest], crit)
             tier[rest[~sep]] = level
@@ -260,11 +265,14 @@ def tiers(point: np.ndarray, boot: np.ndarray, confidence: float = 0.95) -> np.n
 
 def pareto_probability(score_boot: np.ndarray, cost_boot: np.ndarray) -> np.ndarray:
     """Per run, the share of draws where no other run has a higher-or-equal score at a
-    lower-or-equal cost with one of them strict (NaN for a run with unknown cost)."""
+    lower-or-equal cost with one of them strict (NaN for a run with unknown cost; runs of
+    unknown cost dominate nobody)."""
+    known = np.isfinite(cost_boot).all(axis=0)
+    if not known.any():
+        return np.full(known.shape, np.nan)
     s_j, s_r = score_boot[:, None, :], score_boot[:, :, None]
     c_j, c_r = cost_boot[:, None, :], cost_boot[:, :, None]
     dominated = ((s_j >= s_r) & (c_j <= c_r) & ((s_j > s_r) | (c_j < c_r))).any(axis=2)
-    known = np.isfinite(cost_boot).all(axis=0)
     return np.where(known, (~dominated).mean(axis=0), np.nan)
 
 
