@@ -274,6 +274,7 @@ def compare_json(
         "onlyInA": cmp.only_in_a,
         "onlyInB": cmp.only_in_b,
         "notComparable": cmp.not_comparable,
+        "excludedTasks": list(cmp.options.get("exclude_tasks", [])),
         "buckets": cmp.buckets,
         "transitions": [
             {"a": r["outcome_a"], "b": r["outcome_b"], "n": r["n"], "tasks": r["tasks"]}
