@@ -16,7 +16,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from evalkit.cli import inspect_cmds  # noqa: F401
+    from evalkit.cli import inspect_cmds, leaderboard_cmd  # noqa: F401
 
     for mod in ("compare_cmd", "report_cmd", "run_cmd", "manage_cmd", "export_cmd"):
         with contextlib.suppress(ImportError):

@@ -1,0 +1,46 @@
+"""``evalkit leaderboard`` on the bundled runs: table, json and csv; bad values exit 2."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from evalkit.cli.app import _register, app
+from tests.factories import ROOT
+
+_register()
+RUNS = ROOT / "runs"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+def test_json_ranks_the_scripted_runs_and_leaves_out_the_other_benchmark() -> None:
+    r = run("leaderboard", "--runs", str(RUNS), "--by", "job", "-f", "json", "--draws", "300")
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)
+    assert [x["run"] for x in rows] == ["scripted-candidate", "scripted-baseline"]
+    assert rows[0]["rank"] == 1 and rows[0]["n_tasks"] == 12 and rows[0]["n_trials"] == 60
+    assert rows[0]["score"] == 0.75  # 45 of 60 attempts pass (tests/compare: same runs)
+    assert abs(sum(rows[0]["p_rank"]) - 1) < 1e-9
+    assert "skillsbench-minimax-claude-code" in r.stderr
+
+
+def test_table_and_csv() -> None:
+    r = run("leaderboard", "--runs", str(RUNS), "--draws", "200")
+    assert r.exit_code == 0, r.output
+    assert "12 shared tasks" in r.stdout and "tier 1" in r.stdout
+    r = run(
+        "leaderboard", "--runs", str(RUNS), "-f", "csv", "--metric", "pass_at_1", "--draws", "200"
+    )
+    assert r.exit_code == 0
+    header = r.stdout.splitlines()[0].split(",")
+    assert header[:4] == ["run", "score", "ci_low", "ci_high"]
+
+
+def test_bad_values_exit_2(tmp_path) -> None:
+    assert run("leaderboard", "--runs", str(RUNS), "--by", "model").exit_code == 2
+    assert run("leaderboard", "--runs", str(RUNS), "--metric", "nope").exit_code == 2
+    assert run("leaderboard", "--runs", str(tmp_path / "missing")).exit_code == 2
