@@ -4,6 +4,8 @@ Public surface (see docs/statistics.md):
 
 * :func:`leaderboard` — many runs: scores with CIs, rank intervals, P(rank = k), tiers,
   P(on the cost/time Pareto frontier) from one joint task bootstrap.
+* :func:`noise_floor`, :func:`flaky_tasks`, :func:`dead_tasks`, :func:`informative_tasks` —
+  which tasks carry the signal (A -> A flips, coin-flip tasks, tasks no run separates).
 * :func:`summarize` — per-run pass rate / mean reward with an interval, its method and estimand.
 * :func:`paired` — run B vs run A on common tasks: bootstrap CI, sign-flip p, McNemar, per-task.
 * :func:`pass_at_k`, :func:`pass_hat_k`, :func:`pass_k_curve` — pass@k (Chen 2021), pass^k.
@@ -29,19 +31,33 @@ from evalkit.stats.power import (
 )
 from evalkit.stats.significance import mcnemar, sign_flip_pvalue
 from evalkit.stats.summarize import SUMMARY_COLUMNS, summarize
+from evalkit.stats.taskquality import (
+    NoiseFloor,
+    dead_tasks,
+    flaky_tasks,
+    informative_tasks,
+    noise_floor,
+    noise_floor_detail,
+)
 
 __all__ = [
     "ESTIMANDS",
     "LEADERBOARD_COLUMNS",
     "SUMMARY_COLUMNS",
+    "NoiseFloor",
     "PairedResult",
     "PowerInputs",
     "clustered_mean_ci",
     "clustered_proportion_ci",
+    "dead_tasks",
     "design_effect",
+    "flaky_tasks",
+    "informative_tasks",
     "leaderboard",
     "mcnemar",
     "minimum_detectable_effect",
+    "noise_floor",
+    "noise_floor_detail",
     "paired",
     "pass_at_k",
     "pass_hat_k",
