@@ -19,6 +19,7 @@ from evalkit.stats._frames import as_lazy, check_columns, collect, task_table
 __all__ = [
     "NoiseFloor",
     "dead_tasks",
+    "flaky_task_names",
     "flaky_tasks",
     "informative_tasks",
     "majority_pass_probability",
@@ -200,6 +201,12 @@ def flaky_tasks(
         )
         .sort(["flaky", "disagreement"], descending=True, nulls_last=True)
     )
+
+
+def flaky_task_names(trials: pl.DataFrame | pl.LazyFrame, by: str = "run") -> list[str]:
+    """The names :func:`flaky_tasks` flags (for ``compare(exclude_tasks=...)``)."""
+    ft = flaky_tasks(trials, by)
+    return sorted(ft.filter(pl.col("flaky"))["task_name"].to_list())
 
 
 def _homogeneity(s: pl.Series, k: pl.Series) -> float | None:

@@ -1,4 +1,5 @@
-"""``evalkit leaderboard`` on the bundled runs: table, json and csv; bad values exit 2."""
+"""``evalkit leaderboard`` (table, json, csv; bad values exit 2) and ``compare --exclude-flaky``
+on the bundled runs."""
 
 from __future__ import annotations
 
@@ -44,3 +45,15 @@ def test_bad_values_exit_2(tmp_path) -> None:
     assert run("leaderboard", "--runs", str(RUNS), "--by", "model").exit_code == 2
     assert run("leaderboard", "--runs", str(RUNS), "--metric", "nope").exit_code == 2
     assert run("leaderboard", "--runs", str(tmp_path / "missing")).exit_code == 2
+
+
+def test_compare_exclude_flaky_lists_the_tasks_in_compare_json() -> None:
+    r = run(
+        "compare", "scripted-baseline", "scripted-candidate", "--runs", str(RUNS),
+        "--no-steps", "--exclude-flaky", "--json", "-",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["excludedTasks"] and "rename-extensions" in data["excludedTasks"]
+    assert data["pairedTasks"] == 12 - len(data["excludedTasks"])
+    assert f"Left out {len(data['excludedTasks'])} flaky" in r.stderr
