@@ -6,6 +6,8 @@ Public surface (see docs/statistics.md):
   P(on the cost/time Pareto frontier) from one joint task bootstrap.
 * :func:`noise_floor`, :func:`flaky_tasks`, :func:`dead_tasks`, :func:`informative_tasks` —
   which tasks carry the signal (A -> A flips, coin-flip tasks, tasks no run separates).
+* :func:`fit_irt` — 1PL / 2PL item-response fit: run ability with an interval, task
+  difficulty and discrimination (which tasks separate the runs).
 * :func:`summarize` — per-run pass rate / mean reward with an interval, its method and estimand.
 * :func:`paired` — run B vs run A on common tasks: bootstrap CI, sign-flip p, McNemar, per-task.
 * :func:`pass_at_k`, :func:`pass_hat_k`, :func:`pass_k_curve` — pass@k (Chen 2021), pass^k.
@@ -18,6 +20,7 @@ Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out do
 """
 
 from evalkit.stats.intervals import ESTIMANDS, clustered_proportion_ci, proportion_ci
+from evalkit.stats.irt import IrtFit, fit_irt
 from evalkit.stats.leaderboard import LEADERBOARD_COLUMNS, leaderboard
 from evalkit.stats.means import clustered_mean_ci
 from evalkit.stats.paired import PairedResult, paired
@@ -44,6 +47,7 @@ __all__ = [
     "ESTIMANDS",
     "LEADERBOARD_COLUMNS",
     "SUMMARY_COLUMNS",
+    "IrtFit",
     "NoiseFloor",
     "PairedResult",
     "PowerInputs",
@@ -51,6 +55,7 @@ __all__ = [
     "clustered_proportion_ci",
     "dead_tasks",
     "design_effect",
+    "fit_irt",
     "flaky_tasks",
     "informative_tasks",
     "leaderboard",
