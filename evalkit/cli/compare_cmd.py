@@ -295,7 +295,7 @@ def compare_cmd(
         raise typer.Exit(2) from None
     if json_out is not None:
         data = orjson.dumps(
-            cmp.to_json(min_shared_tasks=min_shared_tasks),
+            cmp.to_json(min_shared_tasks=min_shared_tasks, include_integrity=steps),
             option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
             default=str,
         )

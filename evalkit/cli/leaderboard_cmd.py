@@ -18,6 +18,7 @@ from evalkit.cli.output import (
     progress_wanted,
     safe,
 )
+from evalkit.patterns.integrity import INTEGRITY_COUNTS
 from evalkit.stats.leaderboard import METRICS
 from evalkit.tables.leaderboard import BY_COLUMNS, leaderboard_table
 
@@ -33,6 +34,9 @@ def leaderboard_cmd(
     draws: int = typer.Option(2000, "--draws", help="Bootstrap draws (task resamples)."),
     confidence: float = typer.Option(0.95, "--confidence", help="Interval / tier level."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    integrity: bool = typer.Option(
+        True, "--integrity/--no-integrity", help="Integrity counts (parses trajectories)."
+    ),
 ) -> None:
     """Rank every run over the tasks they all have: score with a task-clustered interval,
     rank interval, P(rank 1), tier (1 = not separable from the leader, corrected for the
@@ -46,7 +50,13 @@ def leaderboard_cmd(
     runs = evalkit.load(runs_dir, progress=progress_wanted())
     try:
         result = leaderboard_table(
-            runs, by=by, metric=metric, confidence=confidence, draws=draws, seed=seed
+            runs,
+            by=by,
+            metric=metric,
+            confidence=confidence,
+            draws=draws,
+            seed=seed,
+            integrity=integrity,
         )
     except ValueError as e:
         err_console().print(f"[red]{safe(str(e))}[/red]")
@@ -60,14 +70,27 @@ def leaderboard_cmd(
         emit(table, fmt)
         return
     shown = table.select(
-        pl.exclude("p_rank", "score_pooled", "score_task_mean", "ci_method", "p_frontier_time")
+        "run",
+        "score",
+        "ci_low",
+        "ci_high",
+        "rank",
+        pl.format("{}-{}", "rank_low", "rank_high").alias("rank_ci"),
+        "tier",
+        "p_rank_1",
+        "cost_per_attempt",
+        "p_frontier",
+        *[c for c in (*INTEGRITY_COUNTS, "n_trials") if c in table.columns],
     )
     n_tasks = int(table["n_tasks"][0]) if table.height else 0
     emit(
         shown,
         "table",
         title=f"{metric} over {n_tasks} shared tasks, {draws:,} task resamples",
-        kinds={c: "pct" for c in ("score", "ci_low", "ci_high", "p_rank_1", "p_frontier")},
+        kinds={
+            **{c: "pct" for c in ("score", "ci_low", "ci_high", "p_rank_1", "p_frontier")},
+            "cost_per_attempt": "cost",
+        },
         style=lambda r: TIER_STYLE.get(r["tier"]),
     )
     console().print(

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from evalkit.patterns.integrity import integrity_counts
 from evalkit.stats._frames import as_lazy, collect
 from evalkit.stats.leaderboard import leaderboard
 
@@ -55,11 +56,18 @@ def leaderboard_table(
     confidence: float = 0.95,
     draws: int = 2000,
     seed: int = 0,
+    integrity: bool = True,
 ) -> LeaderboardTable:
     """One row per run (``by``: "label" = run label, "job" = job folder), best first: the
-    columns of :func:`evalkit.stats.leaderboard` with the run column named ``run``."""
+    columns of :func:`evalkit.stats.leaderboard` with the run column named ``run``, then the
+    integrity counts of :func:`evalkit.patterns.integrity.integrity_counts` (over all of
+    each run's trials; ``integrity=False`` leaves them out and the trajectories unread)."""
     col = BY_COLUMNS[by]
     kept, left_out = runs_sharing_tasks(runs.trials, col)
     trials = as_lazy(runs.trials).filter(pl.col(col).cast(pl.String).is_in(kept))
     lb = leaderboard(trials, by=col, metric=metric, confidence=confidence, draws=draws, seed=seed)
+    lb = lb.with_columns(pl.col(col).cast(pl.String))
+    if integrity:
+        ic = integrity_counts(runs, by=col, confidence=confidence).drop("n_trials")
+        lb = lb.join(ic, on=col, how="left", maintain_order="left")
     return LeaderboardTable(lb.rename({col: "run"}) if col != "run" else lb, left_out)

@@ -27,6 +27,9 @@ def test_json_ranks_the_scripted_runs_and_leaves_out_the_other_benchmark() -> No
     assert rows[0]["score"] == 0.75  # 45 of 60 attempts pass (tests/compare: same runs)
     assert abs(sum(rows[0]["p_rank"]) - 1) < 1e-9
     assert "skillsbench-minimax-claude-code" in r.stderr
+    # integrity counts from the detectors: the scripted agent never runs a test
+    assert rows[0]["tampered_passes"] == 0 and rows[0]["green_fails"] == 0
+    assert rows[0]["passes_unverified"] == rows[0]["n_passes"] == 45
 
 
 def test_table_and_csv() -> None:
@@ -50,10 +53,13 @@ def test_bad_values_exit_2(tmp_path) -> None:
 def test_compare_exclude_flaky_lists_the_tasks_in_compare_json() -> None:
     r = run(
         "compare", "scripted-baseline", "scripted-candidate", "--runs", str(RUNS),
-        "--no-steps", "--exclude-flaky", "--json", "-",
+        "--exclude-flaky", "--json", "-",
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert data["excludedTasks"] and "rename-extensions" in data["excludedTasks"]
     assert data["pairedTasks"] == 12 - len(data["excludedTasks"])
     assert f"Left out {len(data['excludedTasks'])} flaky" in r.stderr
+    cand = data["integrity"]["candidate"]  # over the compared (non-flaky) tasks' trials
+    assert cand["passesWithoutVerification"] == cand["nPasses"] > 0
+    assert data["integrity"]["baseline"]["tamperedPasses"] == 0
