@@ -6,7 +6,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from evalkit.charts._style import PCT, PCT1, USD, WIDTH, Chart
+from evalkit.charts._style import PCT, PCT1, USD, WIDTH, Chart, short_labels
 
 __all__ = [
     "TIER_COLORS",
@@ -21,7 +21,11 @@ TIER_COLORS = ("#1b7837", "#5aae61", "#a6dba0", "#bdbdbd")
 
 
 def _tier_label(lb: pl.DataFrame) -> pl.DataFrame:
+    """Adds _tier ("tier 1" .. "tier 4+"), _rank_ci ("1-3") and _label (a short unique run
+    label; the full name stays in the tooltip)."""
+    short = short_labels(lb["run"].to_list())
     return lb.with_columns(
+        pl.col("run").replace_strict(short, return_dtype=pl.String).alias("_label"),
         pl.when(pl.col("tier") >= 4)
         .then(pl.lit("tier 4+"))
         .otherwise(pl.format("tier {}", "tier"))
@@ -40,9 +44,10 @@ def _tier_color() -> alt.Color:
 def leaderboard_scores(lb: pl.DataFrame, *, title: str = "Leaderboard") -> Chart:
     """One row per run, best first: the score with its interval, coloured by tier."""
     d = _tier_label(lb).select(
-        "run", "score", "ci_low", "ci_high", "rank", "_rank_ci", "_tier", "p_rank_1", "n_tasks"
-    )
-    order = d["run"].to_list()
+        "run", "_label", "score", "ci_low", "ci_high", "rank", "_rank_ci", "_tier", "p_rank_1",
+        "n_tasks",
+    )  # fmt: skip
+    order = d["_label"].to_list()
     tips = [
         alt.Tooltip("run:N"),
         alt.Tooltip("score:Q", format=PCT1),
@@ -55,7 +60,7 @@ def leaderboard_scores(lb: pl.DataFrame, *, title: str = "Leaderboard") -> Chart
         alt.Tooltip("n_tasks:Q", title="shared tasks"),
     ]
     base = alt.Chart(alt.Data(values=d.to_dicts()))
-    y = alt.Y("run:N", sort=order, title=None)
+    y = alt.Y("_label:N", sort=order, title=None)
     x = alt.X("ci_low:Q", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=PCT), title="score")
     rule = base.mark_rule(strokeWidth=3, opacity=0.7).encode(
         y=y, x=x, x2="ci_high:Q", color=_tier_color(), tooltip=tips
@@ -78,9 +83,10 @@ def leaderboard_scores(lb: pl.DataFrame, *, title: str = "Leaderboard") -> Chart
 
 def rank_probabilities_chart(lb: pl.DataFrame, *, title: str = "P(rank = k)") -> Chart:
     """Runs x ranks: the share of bootstrap draws in which the run has rank k."""
-    order = lb["run"].to_list()
+    lab = _tier_label(lb)
+    order = lab["_label"].to_list()
     long = (
-        lb.select("run", "p_rank")
+        lab.select("run", "_label", "p_rank")
         .with_columns(pl.int_ranges(1, pl.col("p_rank").list.len() + 1).alias("k"))
         .explode("p_rank", "k")
         .filter(pl.col("p_rank") > 0)
@@ -88,7 +94,7 @@ def rank_probabilities_chart(lb: pl.DataFrame, *, title: str = "P(rank = k)") ->
     base = alt.Chart(alt.Data(values=long.to_dicts()))
     rect = base.mark_rect().encode(
         x=alt.X("k:O", title="rank"),
-        y=alt.Y("run:N", sort=order, title=None),
+        y=alt.Y("_label:N", sort=order, title=None),
         color=alt.Color("p_rank:Q", scale=alt.Scale(scheme="greens", domain=[0, 1]), title="P"),
         tooltip=[
             alt.Tooltip("run:N"),
@@ -109,7 +115,11 @@ def frontier_chart(
     d = _tier_label(lb).filter(pl.col("cost_per_attempt").is_not_null())
     if d.height == 0:
         return None
-    d = d.select("run", "score", "cost_per_attempt", "p_frontier", "_tier")
+    d = d.select("run", "_label", "score", "cost_per_attempt", "p_frontier", "_tier").with_columns(
+        pl.format("{} ({}%)", "_label", (pl.col("p_frontier") * 100).round(0).cast(pl.Int64)).alias(
+            "_text"
+        )
+    )
     tips = [
         alt.Tooltip("run:N"),
         alt.Tooltip("score:Q", format=PCT1),
@@ -126,10 +136,10 @@ def frontier_chart(
     y = alt.Y("score:Q", axis=alt.Axis(format=PCT), title="score", scale=alt.Scale(zero=False))
     pts = base.mark_circle(opacity=0.85).encode(
         x=x, y=y, color=_tier_color(),
-        size=alt.Size("p_frontier:Q", scale=alt.Scale(domain=[0, 1], range=[30, 400]), title="P(frontier)"),
+        size=alt.Size("p_frontier:Q", scale=alt.Scale(domain=[0, 1], range=[30, 400]), legend=None),
         tooltip=tips,
     )  # fmt: skip
-    txt = base.mark_text(align="left", dx=9, fontSize=11).encode(x=x, y=y, text="run:N")
+    txt = base.mark_text(align="left", dx=9, fontSize=11).encode(x=x, y=y, text="_text:N")
     return (pts + txt).properties(width=WIDTH, height=300, title=title)
 
 

@@ -31,11 +31,11 @@ _LAZY = {
     "badges": "versus", "figures_table": "versus",
     "comparison": "versus", "config_diff": "versus", "gate": "versus",
     "tasks_changed": "versus", "transitions": "versus",
-    "leaderboard": "leaderboard",
+    "leaderboard": "many_runs",
 }  # fmt: skip
 
 _MODULES = {"build", "first_screen", "context", "export", "failures", "html", "kernel", "nbrun", "overview",
-            "parts", "summary_json", "versus", "leaderboard"}  # fmt: skip
+            "parts", "summary_json", "versus", "many_runs"}  # fmt: skip
 
 if TYPE_CHECKING:
     from evalkit.report.context import Context
