@@ -21,6 +21,7 @@ from evalkit.stats.significance import task_indices
 __all__ = [
     "LEADERBOARD_COLUMNS",
     "METRICS",
+    "MIN_SHARED_TASKS",
     "RunMatrix",
     "bootstrap_weights",
     "leaderboard",
@@ -40,6 +41,10 @@ METRICS: dict[str, tuple[str, str]] = {
     "mean_reward": ("reward", "pooled"),
     "mean_reward_task": ("reward", "task_mean"),
 }
+
+#: Fewest shared tasks a leaderboard is computed on (the task bootstrap needs tasks to
+#: resample; with one task every draw is the same and nothing can be inferred).
+MIN_SHARED_TASKS = 5
 
 #: Columns of :func:`leaderboard`, in order, after the run column.
 LEADERBOARD_COLUMNS = [
@@ -304,6 +309,8 @@ def leaderboard(
       ``p_frontier`` / ``p_frontier_time``: P(on the score-vs-cost / -time Pareto frontier)
       in the same draws (null when a run's cost or time is unknown).
     * ``n_tasks`` (shared), ``n_trials``, ``n_tasks_left_out`` (its tasks not every run has).
+
+    Raises ValueError when the runs share fewer than :data:`MIN_SHARED_TASKS` tasks.
     """
     check_confidence(confidence)
     if metric not in METRICS:
@@ -312,6 +319,11 @@ def leaderboard(
         raise ValueError("draws must be at least 100")
     check_columns(trials, [by, task, reward])
     m = run_matrix(trials, by, task, reward)
+    if len(m.tasks) < MIN_SHARED_TASKS:
+        raise ValueError(
+            f"the {len(m.runs)} runs share {len(m.tasks)} task(s); a leaderboard needs at least "
+            f"{MIN_SHARED_TASKS} shared tasks"
+        )
     what, convention = METRICS[metric]
     vals = m.values(what)
     ones = np.ones((1, len(m.tasks)))

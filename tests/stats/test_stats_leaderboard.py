@@ -89,6 +89,8 @@ def test_only_shared_tasks_count_and_left_out_are_reported() -> None:
     lb = evalkit.stats.leaderboard(pl.concat([df, extra]), draws=200)
     assert lb["n_tasks"].to_list() == [20, 20]
     assert dict(zip(lb["run"], lb["n_tasks_left_out"], strict=True)) == {"a": 3, "b": 0}
+    with pytest.raises(ValueError, match="at least 5 shared tasks"):
+        evalkit.stats.leaderboard(planted({"a": 0.5, "b": 0.5}, n_tasks=3), draws=200)
     with pytest.raises(ValueError, match="share no task"):
         evalkit.stats.leaderboard(
             pl.DataFrame({"run": ["a", "b"], "task_name": ["t1", "t2"], "reward": [1.0, 0.0]}),
@@ -155,6 +157,13 @@ def test_run_matrix_rejects_empty() -> None:
 def test_bad_metric() -> None:
     with pytest.raises(ValueError, match="unknown metric"):
         evalkit.stats.leaderboard(planted({"a": 0.5}, 5), metric="nope")
+
+
+def test_one_run_is_rank_one_tier_one() -> None:
+    lb = evalkit.stats.leaderboard(planted({"solo": 0.5}, 10), draws=200)
+    row = lb.row(0, named=True)
+    assert (row["rank"], row["rank_low"], row["rank_high"], row["tier"]) == (1, 1, 1, 1)
+    assert row["p_rank_1"] == 1.0
 
 
 @pytest.mark.slow
