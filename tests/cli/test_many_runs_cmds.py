@@ -7,10 +7,9 @@ import json
 
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli import app
 from tests.factories import ROOT
 
-_register()
 RUNS = ROOT / "runs"
 
 
