@@ -40,6 +40,8 @@ from evalkit.compare.select import (
 )
 from evalkit.compare.tasks import BUCKETS, task_table, transition_matrix, transitions
 from evalkit.stats.paired import paired
+from evalkit.stats.plan import Plan
+from evalkit.stats.plan import plan as plan_after_hold
 
 Side = str | Sequence[str]
 #: The task-version rule: leave out tasks whose checksum differs, or compare them anyway.
@@ -258,6 +260,18 @@ class Comparison:
             o.get("tau", 0.10) if tau is None else tau,
             n_tasks=t.height,
         )
+
+    @cached_property
+    def plan(self) -> Plan | None:
+        """After a Hold, what to run next (:func:`evalkit.stats.plan` with its defaults);
+        None when the gate already decides."""
+        return plan_after_hold(self) if self.gate().exit_code == 1 else None
+
+    def gate_on(self, wins: int, losses: int) -> GateResult:
+        """The ship gate on other win / loss counts over the same comparable tasks and the
+        same baseline (what :func:`evalkit.stats.plan` asks after hypothetical attempts)."""
+        g = self.gate()
+        return ship_gate(wins, losses, g.a_solved, g.lam, g.alpha, g.tau, n_tasks=g.n_tasks)
 
     def guard_metrics(self) -> tuple[GuardMetrics, GuardMetrics]:
         """RegressionGuard inputs over comparable tasks, task-weighted: pass_rate, mean cost

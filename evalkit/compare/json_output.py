@@ -267,6 +267,7 @@ def compare_json(
             ),
         },
         "gates": {"ship": gate.to_dict(), "regressionGuard": guard.to_dict()},
+        "plan": cmp.plan.to_dict() if cmp.plan is not None else None,
         "decision": decision,
         "decisionReasons": reasons,
         "fixed": cmp.fixed,

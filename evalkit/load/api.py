@@ -21,7 +21,7 @@ from evalkit.load.discover import JobRef, discover
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
-from evalkit.load.jobs.table import jobs_frame
+from evalkit.load.jobs.table import jobs_frame, missing_results
 from evalkit.load.rollouts import read_rollouts
 from evalkit.load.runs import Runs
 from evalkit.load.steps.table import build_trajectories
@@ -80,6 +80,7 @@ def load(
     rollouts = _read_rollouts(found.rollouts, errors, progress)
     trials = pl.concat([trials, *rollouts.trials], how="vertical_relaxed")
     jobs = jobs_frame(job_recs, trials, zone_note, policy, now, running_window_s)
+    errors.extend(missing_results(jobs, trials))
     jobs = pl.concat([jobs, *rollouts.jobs], how="vertical_relaxed")
     runs = Runs(
         jobs=jobs,

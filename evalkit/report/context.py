@@ -22,9 +22,10 @@ from evalkit.load import Runs
 RUN_BY = ("auto", "label", "job")
 
 
-def known_sum(col: str) -> pl.Expr:
+def known_sum(col: str | pl.Expr) -> pl.Expr:
     """Sum of the known values; null (not 0) when no value is known."""
-    return pl.when(pl.col(col).is_not_null().any()).then(pl.col(col).sum()).otherwise(None)
+    e = pl.col(col) if isinstance(col, str) else col
+    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
 
 
 @dataclass

@@ -84,8 +84,8 @@ def warnings(ctx: Context, cmp: Any | None, evidence: bool = True) -> list[str]:
     n_err = ctx.runs.load_errors.height
     if n_err:
         out.append(
-            f"{n_err} load error(s): some files could not be read fully (see Data quality "
-            "and What was loaded); their trials count as incomplete."
+            f"{n_err} load error(s): some files are missing or could not be read fully (see "
+            "Data quality and What was loaded); their trials count as incomplete."
         )
     return out
 

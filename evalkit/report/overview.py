@@ -8,6 +8,7 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
+from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
@@ -154,8 +155,8 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
             pl.col("reward").fill_null(0.0).mean().alias("mean_reward"),
             known_sum("cost_usd").alias("cost"),
             pl.col("cost_usd").is_not_null().sum().alias("priced"),
-            known_sum("n_input_tokens").alias("tokens_in"),
-            known_sum("n_output_tokens").alias("tokens_out"),
+            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
+            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
             pl.col("duration_s").median().alias("median_duration"),
             (pl.col("outcome") == "timeout").sum().alias("timeouts"),
         )
@@ -267,7 +268,8 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
 
 
 def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
-    """Evidence completeness, token / cost mismatches, unknown cost, incomplete trials."""
+    """Evidence completeness, token / cost mismatches, unknown cost, times outside their
+    trial, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
     jobs = ctx.runs.jobs.filter(
@@ -282,9 +284,11 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
         pl.col("has_artifacts_manifest").fill_null(False).mean().alias("artifacts manifest"),
         pl.col("metrics_mismatch").is_not_null().sum().alias("token/cost mismatches"),
         pl.col("cost_usd").is_null().sum().alias("cost unknown"),
-        pl.col("n_input_tokens").is_null().sum().alias("tokens unknown"),
+        measured_tokens("n_input_tokens").is_null().sum().alias("tokens unknown"),
+        pl.col("tokens_not_recorded").fill_null(False).sum().alias("tokens not recorded"),
         (pl.col("outcome") == "incomplete").sum().alias("incomplete"),
         (pl.col("outcome") == "no-reward").sum().alias("no reward"),
+        pl.col("timestamp_out_of_window").fill_null(False).sum().alias("times out of window"),
     )
     order = {r: i for i, r in enumerate(ctx.order)}
     q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
@@ -309,6 +313,34 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 ),
             )
         )
+    unrec = t.filter(pl.col("tokens_not_recorded").fill_null(False))
+    if unrec.height:
+        out.append(
+            H.details(
+                f"Trials whose agent recorded 0 input and 0 output tokens although it ran "
+                f"({unrec.height}): counted as unknown tokens, not as 0",
+                H.table(unrec.select("run", "task_name", "trial_name", "agent_name"), max_rows=50),
+            )
+        )
+    stray = t.filter(pl.col("timestamp_out_of_window").fill_null(False))
+    if stray.height:
+        out.append(
+            H.details(
+                f"Trials with a time outside their own start..finish ({stray.height}): a naive "
+                "time read in the wrong zone, or a bad clock",
+                H.table(
+                    stray.select(
+                        "run",
+                        "task_name",
+                        "trial_name",
+                        "started_at",
+                        "finished_at",
+                        "exception_at",
+                    ),
+                    max_rows=50,
+                ),
+            )
+        )
     inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
     if inc.height:
         out.append(
@@ -316,6 +348,18 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 f"Incomplete or unrewarded trials ({inc.height})",
                 H.table(
                     inc.select("run", "task_name", "trial_name", "outcome", "exception_type"),
+                    max_rows=50,
+                ),
+            )
+        )
+    unsettled = jobs.filter(pl.col("state") != "complete")
+    if unsettled.height:
+        out.append(
+            H.details(
+                f"Jobs without a recorded end ({unsettled.height}): 'running' only when the "
+                "times Harbor wrote inside the files are recent as well as the file writes",
+                H.table(
+                    unsettled.select("job_name", "state", "started_at", "updated_at"),
                     max_rows=50,
                 ),
             )

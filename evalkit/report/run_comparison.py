@@ -128,6 +128,8 @@ def gate(ctx: Context) -> Parts:
         )
     )
     out.append(H.note(f"Regression guard (trainerd): {guard.line()}."))
+    if cmp.plan is not None:
+        out.append(plan_block(cmp.plan))
     if not cmp.paired_tasks:
         reasons = sorted(set(cmp.not_comparable.values()))
         out.append(
@@ -150,6 +152,24 @@ def gate(ctx: Context) -> Parts:
         )
     )
     return out
+
+
+def plan_block(p: Any, shown: int = 20) -> str:
+    """After a Hold: what to run next (evalkit.stats.plan), its chance, cost and assumptions."""
+    tasks = ", ".join(f"{t} (+{p.attempts_per_task[t]})" for t in p.tasks[:shown])
+    more = f" and {len(p.tasks) - shown} more" if len(p.tasks) > shown else ""
+    items = [p.line().removeprefix("Plan: ")]
+    if p.tasks:
+        items.append(f"Tasks: {tasks}{more}. Run them with: evalkit run --plan summary.json")
+    items += p.reasons[1:]
+    items.append(
+        f"Looking again after every batch: the anytime-valid e-value is {p.e_value:.3g} "
+        f"(ships at >= {1 / p.alpha:g}); chance it ships after the plan "
+        f"{100 * p.p_ship_sequential:.0f}%."
+    )
+    items.append("Assumes: " + "; ".join(p.assumptions) + ".")
+    body = "".join(f"<li>{H.esc(i)}</li>" for i in items)
+    return f'<div id="evalkit-plan"><p><b>Next step (Hold)</b></p><ul>{body}</ul></div>'
 
 
 def transitions(ctx: Context) -> Parts:

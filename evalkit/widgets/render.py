@@ -79,6 +79,19 @@ def verifier_text(trial_dir: str | None) -> str | None:
     return None
 
 
+def _analysis_text(checks: list[dict[str, Any]] | None) -> str:
+    """The analysis checks of a trial: 'name: verdict' each, the explanation of a failed one."""
+    if checks is None:
+        return "not analysed"
+    parts = []
+    for c in checks:
+        text = f"{c.get('name')}: {c.get('verdict')}"
+        if c.get("verdict") == "fail" and c.get("explanation"):
+            text += f" ({str(c['explanation'])[:300]})"
+        parts.append(text)
+    return "; ".join(parts) or "no checks"
+
+
 def trial_header(row: dict[str, Any]) -> str:
     """Task, run, job, attempt, outcome, reward(s), error, cost and evidence of one trial."""
     rewards = ", ".join(
@@ -101,6 +114,7 @@ def trial_header(row: dict[str, Any]) -> str:
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
         ("tokens in / out", f"{row.get('n_input_tokens')} / {row.get('n_output_tokens')}"),
         ("duration", None if row.get("duration_s") is None else f"{row['duration_s']:.0f} s"),
+        ("harbor analyze", _analysis_text(row.get("analysis_checks"))),
     ]
     body = "".join(
         f"<tr><td class='muted'>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in pairs

@@ -148,3 +148,12 @@ def test_budget_and_evidence_options():
     j = compare(t, "baseline", "candidate").to_json()
     assert j["evidenceCompletenessDelta"] == -1.0
     assert any("evidence completeness fell" in r for r in j["decisionReasons"])
+
+
+def test_pass_rate_delta_has_mcnemar_with_partial_credit() -> None:
+    import evalkit as ek
+    from tests.conftest import FIXTURES
+
+    runs = ek.load(FIXTURES / "harbor-edges" / "partial-credit", run="job", cache=False)
+    block = ek.compare.compare(runs, "run-a", "run-b").to_json()["passRateDelta"]
+    assert block["mcnemarExactP"] is not None
