@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from evalkit.load.io import as_int, finite_float
+from evalkit.load.io import as_int, finite_float, nested_deeper
 from evalkit.load.steps.commands import shell_command, structured_signals
 from evalkit.load.steps.schema import Metrics, Step, Trajectory, lenient
 
@@ -151,14 +151,19 @@ def _json_text(v: Any) -> str | None:
     try:
         return _DUMPS(v).decode()
     except TypeError:  # orjson refuses it (nested deeper than 254 levels): Python's repr
+        if nested_deeper(v, MAX_REPR_DEPTH):
+            return NESTED_TOO_DEEP
         try:
             return str(v)
-        except RecursionError:
+        except RecursionError:  # a caller already deep in its own stack
             return NESTED_TOO_DEEP
 
 
-#: Text of a value nested too deeply for orjson and for Python's repr (~1000 levels).
+#: Text of a value nested too deeply for orjson and for Python's repr.
 NESTED_TOO_DEEP = "[value nested too deeply to show]"
+#: Values nested deeper than this are not shown (a fixed rule: whether Python's repr
+#: manages depends on the recursion limit and the caller's stack).
+MAX_REPR_DEPTH = 512
 
 
 def add_document(
