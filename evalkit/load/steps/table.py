@@ -61,31 +61,11 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
     """(signature or '-', trajectory bytes, what the folder holds) of one trial folder.
 
     ``sign``: the signature (``trial_signature``, one scandir + a stat per file of agent/
-    and steps/*/agent/); else one listdir of agent/ (what parse_trial looks up most) and a
-    stat of the main trajectory (its size picks the pool).
+    and steps/*/agent/); else :func:`_listing`.
     """
     j = os.path.join
     if not sign:
-        adir = trial_dir + "/agent"  # = os.path.join (trial folders never end with '/')
-        try:
-            agent: frozenset[str] | None = frozenset(os.listdir(adir))
-        except FileNotFoundError:
-            agent = frozenset()
-        except OSError:
-            agent = None
-        main = 0
-        if agent is None or "trajectory.json" in agent:
-            main = _size(adir + "/trajectory.json")
-        steps = None
-        if agent == _NONE:  # maybe an empty trial: one stat tells (see _parse_chunk)
-            try:
-                os.stat(trial_dir + "/steps")
-                steps = True
-            except FileNotFoundError:
-                steps = False
-            except OSError:
-                pass
-        return "-", main, Listing(agent, steps)
+        return "-", *_listing(trial_dir)
     parts: list[str] = []
     total = 0
     dirs = [("", j(trial_dir, "agent"))]
@@ -116,6 +96,31 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
             agent = None if names is None else frozenset(names)
     parts.sort()
     return "|".join(parts) or "-", total, Listing(agent, steps)
+
+
+def _listing(trial_dir: str) -> tuple[int, Listing]:
+    """(main trajectory bytes, what the folder holds): one listdir of the trial folder
+    (tells agent/ and steps/ apart from nothing, the usual trial without trajectories),
+    one of agent/ when it is there, a stat of the main trajectory (its size picks the pool)."""
+    try:
+        top: list[str] | None = os.listdir(trial_dir)
+    except FileNotFoundError:
+        top = []
+    except OSError:
+        top = None  # not a folder, unreadable: look inside as if it were one
+    agent: frozenset[str] | None = _NONE
+    adir = trial_dir + "/agent"  # = os.path.join (trial folders never end with '/')
+    if top is None or "agent" in top:
+        try:
+            agent = frozenset(os.listdir(adir))
+        except FileNotFoundError:
+            agent = _NONE
+        except OSError:
+            agent = None
+    main = 0
+    if agent is None or "trajectory.json" in agent:
+        main = _size(adir + "/trajectory.json")
+    return main, Listing(agent, None if top is None else "steps" in top)
 
 
 def _size(path: str) -> int:
