@@ -248,8 +248,14 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         sig_ver = file_sig(vdir)
         try:
             vnames = set(os.listdir(vdir))
-        except OSError:
+        except OSError as e:  # reward files and verifier output cannot be seen: say so
             vnames = frozenset()
+            errors.append(
+                LoadError(
+                    vdir, "trial", "unreadable", f"cannot list verifier/: {type(e).__name__}: {e}",
+                    trial_id=trial_id,
+                )
+            )  # fmt: skip
         has_reward_file = not vnames.isdisjoint(_REWARD_FILES)
     elif not listed:
         sig_ver = file_sig(base + "verifier")
