@@ -262,14 +262,14 @@ def _broken_trial_links(entries: list[os.DirEntry], out: Discovery) -> bool:
 
 
 def _folder_sig(real: str) -> tuple[str, float]:
-    """(size:mtime of the folder, config.json, result.json; the folder's mtime)."""
+    """(signature of the folder, config.json, result.json; the folder's mtime)."""
     j = os.path.join
     try:
         st = os.stat(real)
     except OSError:
         return "-", 0.0
     rest = (_cache.file_sig(j(real, f)) for f in ("config.json", "result.json"))
-    return "|".join((f"{st.st_size}:{st.st_mtime_ns}", *rest)), st.st_mtime
+    return "|".join((_cache.stat_sig(st), *rest)), st.st_mtime
 
 
 def _memo_trials(real: str, sig: str) -> list[str] | None:
