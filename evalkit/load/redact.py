@@ -90,6 +90,10 @@ def redact_text(text: str, extra_values: tuple[str, ...] = ()) -> str:
 _CONFIG_SECRETS: set[str] = set()
 
 
+def _secret_name(k: object) -> bool:
+    return isinstance(k, str) and (is_secret_key(k) or k in SECRET_ENV_NAMES)
+
+
 def config_secret_values(obj: Any) -> set[str]:
     """Every scalar value of a JSON-like object held under a secret-looking key or env
     variable name (``agents[].env.MY_SERVICE_API_KEY``, ``verifier.env.DB_PASSWORD``, ...).
@@ -98,15 +102,20 @@ def config_secret_values(obj: Any) -> set[str]:
     stack = [obj]
     while stack:
         cur = stack.pop()
-        items = cur.items() if isinstance(cur, dict) else enumerate(cur) if isinstance(cur, list) else ()
+        items = (
+            cur.items()
+            if isinstance(cur, dict)
+            else enumerate(cur)
+            if isinstance(cur, list)
+            else ()
+        )
         for k, v in items:
             if isinstance(v, (dict, list)):
                 stack.append(v)
-            elif isinstance(k, str) and (is_secret_key(k) or k in SECRET_ENV_NAMES):
-                if isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                    s = str(v)
-                    if len(s) >= _MIN_SECRET_LEN and s != REDACTED:
-                        found.add(s)
+            elif _secret_name(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                s = str(v)
+                if len(s) >= _MIN_SECRET_LEN and s != REDACTED:
+                    found.add(s)
     return found
 
 
