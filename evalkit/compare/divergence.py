@@ -87,7 +87,7 @@ class Divergence:
 
     def to_markdown(self) -> str:
         """Both sides' calls at the divergence, for evidence bundles."""
-        from evalkit.compare.bundle import code_block
+        from evalkit.compare.bundle import cell, code_block
 
         lines = [f"**{self.summary()}**", ""]
         for name, c in (("A", self.a), ("B", self.b)):
@@ -95,7 +95,7 @@ class Divergence:
                 lines += [f"- {name}: (no call: the trajectory ended)", ""]
                 continue
             lines.append(
-                f"- {name}: step {c['step_index']}, call {c['call_index']}: `{c['function_name']}`"
+                f"- {name}: step {c['step_index']}, call {c['call_index']}: {cell(c['function_name'])}"
                 + (" (error)" if c.get("is_error") else "")
             )
             if c.get("message"):

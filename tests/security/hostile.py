@@ -37,6 +37,9 @@ PAYLOADS = [
     "{{constructor.constructor('document.title=1')()}} ${document.title='PWNED'}",
     f"<!-- --><script>{JS}</script><!-- -->",
 ]
+#: Trajectory text that Markdown would mangle (the asterisks into italics): it must reach
+#: bundles and reports verbatim.
+GLOB = 'for f in /tmp/docs/*.txt; do mv "$f" /tmp/docs/*.md'
 #: A name short enough for trial folders; still HTML.
 EVIL_TASK = "fix-<img src=x onerror=\"document.title='PWNED'\">-</script><script>document.title='PWNED'</script>"
 
@@ -62,6 +65,7 @@ ALL = "\n".join(
         *SECRETS.values(),
         f"echo $EK_HOSTILE_API_KEY -> {ENV_SECRET}",
         f"echo ${CONFIG_NAME} -> {CONFIG_SECRET}",
+        GLOB,
     ]
 )
 
@@ -117,7 +121,7 @@ def _trial(job: Path, task: str, i: int, passed: bool, start: datetime) -> None:
         if passed
         else {
             "exception_type": "NonZeroAgentExitCodeError",
-            "exception_message": f"agent failed with {SECRETS['anthropic']} {PAYLOADS[1]}\n{ALL}",
+            "exception_message": f"failed: {GLOB} {SECRETS['anthropic']} {PAYLOADS[1]}\n{ALL}",
             "exception_traceback": f"Traceback: {ALL}",
             "occurred_at": (start + timedelta(seconds=80)).isoformat(),
         },
