@@ -100,8 +100,9 @@ def _accounted(runs: object, stable: set[str]) -> list[str]:
 
 def run(seconds: float = 1800, trials: int = 200, work: Path | None = None, seed: int = 0) -> dict:
     """Soak for ``seconds``; returns rounds, figures and the problems found."""
-    import evalkit
     import gen_harbor
+
+    import evalkit
     from evalkit import report
     from evalkit.compare import compare
 
