@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.load.factory import job, trial_result
 
 FORMULAS = ['=HYPERLINK("http://x.invalid","click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)",
@@ -47,7 +47,6 @@ def _cells(text: str) -> list[str]:
 def test_csv_cells_never_start_a_formula_and_csv_raw_keeps_them(
     runs: Path, args: list[str]
 ) -> None:
-    _register()
     argv = [a.replace("{runs}", str(runs)) for a in args]
     res = CliRunner().invoke(app, [*argv, "--format", "csv"])
     assert res.exit_code == 0, res.output
