@@ -190,6 +190,8 @@ def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
             what = "folder" if _exists_dir(td) else "entry (not a folder)"
             probs.append(f"trial {what} {job}/{name} is neither a trials row nor a load error")
     probs += _file_system_rules(root, dirs, err_paths)
+    from evalkit.load.errors import path_text
+
     rd = root / ROLLOUT_DIR
     if _exists_dir(rd):
         for dirpath, _, files in os.walk(rd):
@@ -197,7 +199,12 @@ def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
                 p = os.path.join(dirpath, fn)
                 if not fn.endswith(".jsonl") or fn == "results.jsonl" or not os.path.isfile(p):
                     continue
-                if os.path.realpath(p) not in dirs and p not in dirs and not _covered(p, err_paths):
+                if (
+                    os.path.realpath(p) not in dirs
+                    and p not in dirs
+                    and not _covered(p, err_paths)
+                    and not _covered(path_text(p), err_paths)  # an odd name, shown escaped
+                ):
                     # a file that is not a rollout (mutated beyond recognition) may be skipped
                     # silently only when it no longer looks like one
                     from evalkit.load.rollouts.events import looks_like_rollout_file
