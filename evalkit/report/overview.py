@@ -131,7 +131,7 @@ def _error_kinds(t: pl.DataFrame) -> pl.DataFrame:
         t.filter(pl.col("error_kind") != "none")
         .group_by("run", "error_kind")
         .len()
-        .sort("len", descending=True)
+        .sort("len", "error_kind", descending=[True, False])
         .group_by("run", maintain_order=True)
         .agg(pl.format("{} {}", "error_kind", "len").str.join(", ").alias("errors"))
     )
@@ -180,20 +180,10 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
 def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
     """Per run, with k = the run's most attempts on a task: mean pass@k and pass^k over the
     tasks that have at least k attempts (``k_tasks`` of them)."""
-    per = t.group_by("run", "task_name").agg(
-        pl.len().alias("n"), passed().sum().cast(pl.Int64).alias("c")
+    curve = stats.pass_k_curve(t, by="run")
+    return curve.filter(pl.col("k") == pl.col("k").max().over("run")).select(
+        "run", "k", pl.col("n_tasks").alias("k_tasks"), "pass_at_k", "pass_hat_k"
     )
-    rows = []
-    for (run,), g in per.group_by("run"):
-        k = int(g["n"].max())
-        g = g.filter(pl.col("n") >= k)
-        pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        rows.append({"run": run, "k": k, "k_tasks": g.height,
-                     "pass_at_k": sum(pk) / len(pk), "pass_hat_k": sum(ph) / len(ph)})  # fmt: skip
-    schema = {"run": pl.String, "k": pl.Int64, "k_tasks": pl.Int64,
-              "pass_at_k": pl.Float64, "pass_hat_k": pl.Float64}  # fmt: skip
-    return pl.DataFrame(rows, schema=schema)
 
 
 def _methods(f: pl.DataFrame) -> str:
