@@ -35,9 +35,24 @@ def stale_warning(ctx: Context) -> str | None:
     )
 
 
+def left_out_note(ctx: Context) -> str | None:
+    """What the report did not detail, and how to see it; None when it details every run."""
+    left = ctx.left_out
+    if not left:
+        return None
+    names = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+    return (
+        f"{len(ctx.detail)} of {len(ctx.order)} runs are shown in detail (trajectories, "
+        f"anti-patterns, turns, evidence): the compared pair and the newest others. The "
+        f"other {len(left)} ({names}) appear in the runs table and the per-task summary "
+        "only. To detail them: `evalkit report nightly -p detail_runs 0` (every run), "
+        "`-p candidate RUN -p baseline RUN`, or evalkit.load(...) in the explorer notebook."
+    )
+
+
 def header(ctx: Context) -> Parts:
     """What was loaded, from where, how fresh it is, load errors, and the runs compared."""
-    jobs, t, errs = ctx.runs.jobs, ctx.trials, ctx.runs.load_errors
+    jobs, t, errs = ctx.jobs, ctx.trials, ctx.load_errors
     states = ", ".join(
         f"{n} {s}" for s, n in jobs.group_by("state").len().sort("state").iter_rows()
     )
@@ -74,6 +89,9 @@ def header(ctx: Context) -> Parts:
     stale = stale_warning(ctx)
     if stale:
         out.append(H.box(stale, "warn"))
+    note = left_out_note(ctx)
+    if note:
+        out.append(H.note(note))
     jt = jobs.select(
         "job_name",
         "run",
@@ -271,7 +289,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
     """Evidence completeness, token / cost mismatches, unknown cost, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
-    jobs = ctx.runs.jobs.filter(
+    jobs = ctx.jobs.filter(
         pl.col("job_id").is_in(t["job_id"].unique().to_list()) | pl.lit(ctx.only is None)
     )
     q = t.group_by("run").agg(
