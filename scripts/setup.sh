@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Set up evalkit's environment on a fresh machine: uv (from PyPI if missing), then the
-# project venv (.venv) from uv.lock, then the compiled trajectory extractor when cargo is
-# there (scripts/build_native.sh). Never downloads a Python: uses the machine's 3.11+.
+# project venv (.venv) from uv.lock. Never downloads a Python: uses the machine's 3.11+.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,5 +31,4 @@ if ! command -v uv >/dev/null 2>&1; then
 fi
 
 uv sync --locked --all-extras --python "$PY" --quiet
-bash scripts/build_native.sh
 echo "setup: ready (.venv, $(.venv/bin/python --version))" >&2
