@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from evalkit import charts, report
-from evalkit.report import failures
+from evalkit.report import failures, many_runs
 from evalkit.report.context import detail_runs
 from evalkit.report.summary_json import summary
 
@@ -83,3 +83,9 @@ def test_heatmap_keeps_the_tasks_that_differ_and_says_so(
     spread = cells.group_by("task_name").agg(pl.col("pass_rate").std(ddof=0).fill_null(0.0))
     left = spread.filter(~pl.col("task_name").is_in(keep))["pass_rate"].max()
     assert spread.filter(pl.col("task_name").is_in(keep))["pass_rate"].min() >= left
+
+
+def test_leaderboard_ranks_every_run_when_some_are_not_detailed(nightly_runs: Path) -> None:
+    two = report.load_context(nightly_runs, detail_runs=2)
+    html = many_runs.leaderboard(two, draws=200).html()
+    assert all(r in html for r in two.order) and "detail_runs 0" in html
