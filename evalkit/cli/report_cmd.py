@@ -31,7 +31,11 @@ def parse_params(args: list[str]) -> list[tuple[str, str]]:
 def report_cmd(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="nightly | compare (or a path to a report notebook)."),
-    runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
+    runs_dir: Path | None = typer.Option(
+        None,
+        "--runs",
+        help="Runs folder (or a job folder); default $EVALKIT_RUNS, else ./runs or one above.",
+    ),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Folder for the report files."),
     redact: bool = typer.Option(
         True,
@@ -53,9 +57,6 @@ def report_cmd(
     err = console()
     err.file = sys.stderr
     param = parse_params(list(ctx.args))
-    if not runs_dir.exists() and not any(k == "runs" for k, _ in param):
-        err.print(f"[red]No such folder: {runs_dir}[/red]")
-        raise typer.Exit(2)
     try:
         files = render(name, runs_dir, out, param, redact=redact)
     except (FileNotFoundError, ValueError) as e:

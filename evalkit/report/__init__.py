@@ -49,7 +49,7 @@ def __getattr__(name: str) -> Any:
 
 
 def setup(
-    runs_dir: str,
+    runs_dir: str | None = None,
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
@@ -57,11 +57,14 @@ def setup(
     **params: Any,
 ) -> Context:
     """Start a report: offline charts (the Vega bundle is shown once, here), the report's
-    CSS, then load ``runs_dir`` and pick the runs to compare (:func:`load_context`;
-    ``redact``: hide API-key-like values, on by default)."""
+    CSS, then load ``runs_dir`` (found by :func:`evalkit.find_runs`) and pick the runs to
+    compare (:func:`load_context`; ``redact``: hide API-key-like values, on by default)."""
     from evalkit.charts import enable_offline
+    from evalkit.load.locate import find_runs
     from evalkit.report.html import CSS
 
+    if params.get("runs") in (None, ""):
+        runs_dir = str(find_runs(runs_dir))  # a missing folder is the first thing shown
     enable_offline()
     try:
         from IPython import get_ipython

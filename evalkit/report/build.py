@@ -14,6 +14,7 @@ from datetime import date as _date
 from pathlib import Path
 from typing import Any
 
+from evalkit.load.locate import find_runs
 from evalkit.report.export import BUNDLE_MARKER, external_resources, to_html
 from evalkit.report.nbrun import execute
 
@@ -112,7 +113,7 @@ class ReportFiles:
 
 def render(
     name: str,
-    runs: str | Path = "runs",
+    runs: str | Path | None = None,
     out: str | Path = "reports",
     params: dict[str, Any] | list[tuple[str, str]] | None = None,
     *,
@@ -125,6 +126,10 @@ def render(
     ``<day>-<name>.summary.json`` and a copy as ``summary.json``. ``redact`` (default on)
     sets the notebook's ``redact`` parameter: API-key-like values and secret env values are
     replaced with [REDACTED] in everything the report shows and writes.
+
+    ``runs`` is found by :func:`evalkit.load.locate.find_runs` (None: ``$EVALKIT_RUNS``,
+    else ``runs`` in the working folder or above); a missing or empty folder raises
+    :class:`evalkit.load.locate.RunsFolderProblem` before anything runs.
 
     Raises :class:`evalkit.report.nbrun.ReportError` when a cell fails.
     """
@@ -141,8 +146,8 @@ def render(
         p.setdefault("redact", redact)
     elif not redact:
         raise ValueError(f"{nb_path} has no 'redact' parameter: it cannot be rendered unredacted")
-    if "runs_dir" in known:
-        p["runs_dir"] = str(Path(runs).resolve())
+    if "runs_dir" in known and p.get("runs") in (None, ""):
+        p["runs_dir"] = str(find_runs(runs))
     own_summary = outd / f"{stem}.summary.json"
     if "summary_path" in known:
         p["summary_path"] = str(own_summary.resolve())
