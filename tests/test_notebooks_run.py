@@ -57,6 +57,27 @@ def check_outputs(name: str, nb) -> None:
         assert "PROBLEM" not in text or "harbor" in text.lower()  # Harbor may be absent
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def check_static_fallbacks(name: str, nb) -> None:
+    """What a viewer without JavaScript or a kernel shows: every chart has a PNG beside its
+    interactive HTML (and inside it); every evalkit widget a text/html table."""
+    datas = [o.get("data", {}) for o in outputs(nb)]
+    charts = [d for d in datas if 'class="evalkit-chart"' in str(d.get("text/html", ""))]
+    for d in charts:
+        assert d.get("image/png"), f"{name}: a chart without its static image"
+        assert "evalkit-chart-static" in d["text/html"]
+    mine = ("TrialBrowser(", "CompareExplorer(")
+    ours = [d for d in datas if WIDGET_VIEW in d and d.get("text/plain", "").startswith(mine)]
+    for d in ours:
+        assert "<table" in d.get("text/html", ""), f"{name}: a widget without a static table"
+    if name in ("nightly", "compare"):
+        assert len(charts) >= 3, f"{name}: {len(charts)} charts"
+    if name == "explore":
+        assert len(ours) == 2
+
+
 @pytest.mark.parametrize("where", list(WHERE))
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs_where_users_open_it(
@@ -66,6 +87,7 @@ def test_notebook_runs_where_users_open_it(
     nb = execute(ROOT / "notebooks" / f"{name}.ipynb", tmp_path / f"{name}.ipynb", {},
                  cwd=WHERE[where])  # fmt: skip
     check_outputs(name, nb)
+    check_static_fallbacks(name, nb)
 
 
 @pytest.mark.parametrize("name", ["explore", "nightly"])
