@@ -94,9 +94,9 @@ def detectors(calls: int) -> dict:
 
 
 def atif_tree(rep: int, runs: int) -> dict:
-    """tests/load_steps/bench_trajectories.py: the ATIF fixture tree (claude-code, terminus-2,
+    """benchmarks/bench_atif_tree.py: the ATIF fixture tree (claude-code, terminus-2,
     openhands, ... with continuations and subagents) x ``rep``; best of ``runs``."""
-    script = ROOT / "tests" / "load_steps" / "bench_trajectories.py"
+    script = ROOT / "benchmarks" / "bench_atif_tree.py"
     _, out = _run([sys.executable, str(script), "--rep", str(rep), "--runs", str(runs)])
     res: dict = {"output": out.strip(), "rep": rep}
     for key, pat in (

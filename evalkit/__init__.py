@@ -18,13 +18,18 @@ __version__ = "0.1.0"
 
 from evalkit import compare as compare
 from evalkit import load as load  # a callable module: evalkit.load(paths)
-from evalkit import patterns as patterns  # registers the runs.findings provider
+from evalkit import patterns as patterns
 from evalkit import stats as stats
 from evalkit.load import Runs as Runs
 from evalkit.load.dataset import scan as scan
 from evalkit.load.locate import find_path as find_path
 from evalkit.load.locate import find_runs as find_runs
 from evalkit.load.locate import runs_root as runs_root
+from evalkit.load.runs import register_findings_provider
+
+# runs.findings: the load layer computes it with the detectors of evalkit.patterns, handed
+# over here, the one place that knows both layers (the load layer never imports patterns).
+register_findings_provider(patterns.findings_provider)
 
 __all__ = [
     "Runs",

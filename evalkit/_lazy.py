@@ -1,29 +1,43 @@
-"""Lazy module proxies for heavy optional imports (scipy.stats costs ~0.8 s at import).
+"""scipy.stats and scipy.special, imported on first use.
 
 ``from evalkit._lazy import scipy_stats as stats`` behaves like ``from scipy import stats``
-but imports scipy.stats on first attribute access, so ``import evalkit`` and the CLI start fast.
+but imports scipy on the first attribute access, so ``import evalkit`` and the CLI commands
+that compute no statistic do not pay for loading scipy. The imports are ordinary ``from``
+statements inside the loaders below.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
 
 class _LazyModule:
-    def __init__(self, name: str) -> None:
-        self._name = name
+    def __init__(self, load: Callable[[], ModuleType]) -> None:
+        self._load = load
         self._mod: ModuleType | None = None
 
     def __getattr__(self, attr: str) -> Any:
         if self._mod is None:
-            self._mod = importlib.import_module(self._name)
+            self._mod = self._load()
         return getattr(self._mod, attr)
 
     def __repr__(self) -> str:
-        return f"<lazy module {self._name!r}>"
+        return f"<lazy module {self._load.__name__}>"
 
 
-scipy_stats = _LazyModule("scipy.stats")
-scipy_special = _LazyModule("scipy.special")
+def _scipy_stats() -> ModuleType:
+    from scipy import stats
+
+    return stats
+
+
+def _scipy_special() -> ModuleType:
+    from scipy import special
+
+    return special
+
+
+scipy_stats = _LazyModule(_scipy_stats)
+scipy_special = _LazyModule(_scipy_special)

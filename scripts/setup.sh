@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Set up evalkit's environment on a fresh machine: uv (found, else from PyPI once), then the
-# project venv (.venv) from uv.lock, then the compiled trajectory extractor when cargo is
-# there (scripts/build_native.sh). Never downloads a Python: uses the machine's 3.11+.
+# project venv (.venv) from uv.lock. Never downloads a Python: uses the machine's 3.11+.
 # Works from any folder, with a venv active and with pyenv shims on PATH; a run with
 # nothing to do prints one line.
 set -euo pipefail
@@ -51,5 +50,4 @@ if ! UV=$(find_uv); then
 fi
 
 "$UV" sync --locked --all-extras --python "$PY" --quiet
-bash scripts/build_native.sh
 echo "setup: ready (.venv, $(.venv/bin/python --version))" >&2

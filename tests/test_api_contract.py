@@ -30,5 +30,5 @@ def test_runs_frames_and_required_columns() -> None:
 def test_findings_provider_is_registered_by_import_evalkit() -> None:
     from evalkit.load import runs as runs_mod
 
-    assert runs_mod._findings_provider is not None
+    assert runs_mod._findings_provider is evalkit.patterns.findings_provider
     assert callable(evalkit.patterns.detect)

@@ -27,7 +27,7 @@ def test_pair_in_sync(path: Path) -> None:
     py = path.with_suffix(".py")
     assert py.exists(), f"{py.name} missing: run jupytext --sync notebooks/*.ipynb"
     text = py.read_text(encoding="utf-8")
-    assert text.startswith("# ---\n# jupyter:") and "format_name: percent" in text
+    assert text.startswith("# ---\n# jupyter:") and "\n# %%" in text  # percent format
     nb, script = jupytext.read(path), jupytext.reads(text, fmt="py:percent")
     assert cells(script) == cells(nb), f"{path.name} and {py.name} differ: run jupytext --sync"
 

@@ -1,11 +1,21 @@
 """Layer 6: the ``evalkit`` command line, a thin shell over the library.
 
 Each command lives in its own module and only parses arguments, calls the library and
-formats the result (``cli/output.py``).
+formats the result (``cli/output.py``). The modules below add their commands to
+``evalkit.cli.app.app``; this is the one place that lists them.
 """
 
 from __future__ import annotations
 
+from evalkit.cli import (  # noqa: F401  (each module adds its commands to app)
+    compare_cmd,
+    export_cmd,
+    inspect_cmds,
+    loop_cmd,
+    manage_cmd,
+    report_cmd,
+    run_cmd,
+)
 from evalkit.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -1,8 +1,8 @@
-"""The typer application; commands register themselves from their modules."""
+"""The typer application. Each command module adds its commands to :data:`app`;
+``evalkit/cli/__init__.py`` imports every command module, so ``evalkit.cli.app`` has all
+commands once ``evalkit.cli`` is imported."""
 
 from __future__ import annotations
-
-import contextlib
 
 import typer
 
@@ -15,15 +15,6 @@ app = typer.Typer(
 )
 
 
-def _register() -> None:
-    from evalkit.cli import inspect_cmds  # noqa: F401
-
-    for mod in ("compare_cmd", "report_cmd", "run_cmd", "manage_cmd", "export_cmd"):
-        with contextlib.suppress(ImportError):
-            __import__(f"evalkit.cli.{mod}")
-
-
 def main() -> None:
     """Entry point of the ``evalkit`` script."""
-    _register()
     app()

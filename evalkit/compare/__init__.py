@@ -14,7 +14,7 @@ from evalkit.compare.core import Comparison, compare
 from evalkit.compare.divergence import Divergence, first_divergence
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP, GateResult, min_wins_to_ship, ship_gate
 from evalkit.compare.guard import GuardMetrics, GuardResult, guard_metrics, regression_guard
-from evalkit.compare.lime import compare_json, lime_decision
+from evalkit.compare.json_output import compare_json, lime_decision
 
 __all__ = [
     "DONT_SHIP",

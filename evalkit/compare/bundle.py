@@ -33,33 +33,15 @@ import orjson
 import polars as pl
 
 from evalkit.compare.divergence import first_divergence
+from evalkit.compare.markdown import cell, code_block
 from evalkit.compare.select import complete_columns, select_side, trials_of
 from evalkit.load.io import read_tail
-from evalkit.load.redact import env_secret_values, redact_text
 
 _FAIL_LINE = re.compile(
     r"^(FAILED\b|ERROR\b|E\s{2,}\S|.*\bAssertionError\b|.*\bassert\b.*(?:==|!=|<|>|\bin\b)|"
     r".*\b(?:FAIL|FAILURE|Failed)\b[:\s])"
 )
 MAX_FILE = 512 * 1024
-
-
-def code_block(text: str, lang: str = "", indent: str = "") -> str:
-    """A fenced block that ``text`` cannot close (fence longer than any backtick run)."""
-    text = redact_text(text or "", env_secret_values())
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    body = "\n".join(indent + ln for ln in text.splitlines()) if indent else text
-    return f"{indent}{fence}{lang}\n{body}\n{indent}{fence}"
-
-
-def cell(v: Any, n: int = 80) -> str:
-    """A Markdown table cell: redacted, one line, pipes escaped, cut to ``n`` chars."""
-    if v is None:
-        return "-"
-    s = redact_text(str(v), env_secret_values()).replace("\r", " ").replace("\n", " ")
-    s = s if len(s) <= n else s[: n - 1] + "…"
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("`", "'")
 
 
 def _read(path: str) -> str | None:
@@ -209,8 +191,29 @@ def evidence_bundle(
     sides = {"A": ta.filter(match), "B": tb.filter(match)}
     if sides["A"].height + sides["B"].height == 0:
         raise KeyError(f"no trial of task {task!r} in {la!r} or {lb!r}")
-    for k in sides:
-        sides[k] = sides[k].with_columns((pl.col("reward") >= 1).fill_null(False).alias("passed"))
+    passed = (pl.col("reward") >= 1).fill_null(False).alias("passed")
+    sides = {k: t.with_columns(passed) for k, t in sides.items()}
+    steps = calls = None
+    with contextlib.suppress(AttributeError):
+        steps, calls = runs.steps, runs.tool_calls
+    reps = {k: _representative(t) for k, t in sides.items()}
+    ids = [*sides["A"]["trial_id"].to_list(), *sides["B"]["trial_id"].to_list()]
+    out = [
+        *_title(sides, la, lb),
+        *_task_section(sides),
+        *_attempts_section(sides),
+        *_assertions_section(sides),
+        *_representatives_section(reps, steps, calls, tail, max_steps),
+        *_divergence_section(reps, steps, calls),
+        "",
+        "## Anti-pattern findings",
+        "",
+        _findings(runs, ids, sides),
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _title(sides: dict[str, pl.DataFrame], la: str, lb: str) -> list[str]:
     name = (sides["A"]["task_name"].to_list() + sides["B"]["task_name"].to_list())[0]
     out = [
         f"# Evidence bundle: {cell(name, 200)}",
@@ -219,28 +222,53 @@ def evidence_bundle(
         f"- B (candidate): {cell(lb, 200)}",
     ]
     for k, t in sides.items():
-        out.append(
-            f"- {k}: {t.height} attempt(s); jobs: {cell(', '.join(sorted(set(t['job_name'].drop_nulls()))), 300)}"
-        )
-    out += ["", "## Task", ""]
+        jobs = ", ".join(sorted(set(t["job_name"].drop_nulls())))
+        out.append(f"- {k}: {t.height} attempt(s); jobs: {cell(jobs, 300)}")
+    return out
+
+
+def _task_section(sides: dict[str, pl.DataFrame]) -> list[str]:
+    """Checksums per side and the task's instruction.md when the task folder is found."""
+    out = ["", "## Task", ""]
     for k, t in sides.items():
         cs = sorted(set(t["task_checksum"].drop_nulls().to_list()))
         out.append(f"- {k} task checksum(s): {', '.join(c[:12] for c in cs) or 'unknown'}")
     first = next((t.row(0, named=True) for t in sides.values() if t.height), {})
     text, where = find_instruction(first.get("trial_dir"), first.get("task_ref"))
-    if text:
-        out += [
-            "",
-            f"Instruction ({cell(os.path.basename(os.path.dirname(where or '')), 100)}/instruction.md):",
-            "",
-            code_block(text[:6000], "markdown"),
-        ]
-    else:
-        out += [
+    if not text:
+        return [
+            *out,
             "",
             f"Instruction: not available (task folder not found; recorded path: {cell(where, 200)}).",
         ]
-    out += [
+    folder = cell(os.path.basename(os.path.dirname(where or "")), 100)
+    return [
+        *out,
+        "",
+        f"Instruction ({folder}/instruction.md):",
+        "",
+        code_block(text[:6000], "markdown"),
+    ]
+
+
+def _attempt_row(side: str, r: dict[str, Any]) -> str:
+    rewards = ", ".join(
+        f"{x['name']}={x['value']:g}"
+        for x in (r.get("rewards") or [])
+        if x.get("value") is not None
+    )
+    first_line = (r.get("exception_message") or "").split("\n")[0]
+    err = ": ".join(x for x in (r.get("exception_type"), first_line) if x)
+    dur = f"{r['duration_s']:.0f}s" if r.get("duration_s") is not None else "-"
+    cost = f"${r['cost_usd']:.4f}" if r.get("cost_usd") is not None else "unknown"
+    return (
+        f"| {side} | {r.get('attempt')} | {cell(r.get('trial_name'), 60)} | {r.get('outcome')} | "
+        f"{cell(r.get('reward'))} | {cell(rewards or None)} | {cell(err or None, 100)} | {dur} | {cost} | {cell(r.get('n_steps'))} |"
+    )
+
+
+def _attempts_section(sides: dict[str, pl.DataFrame]) -> list[str]:
+    out = [
         "",
         "## Attempts",
         "",
@@ -248,95 +276,76 @@ def evidence_bundle(
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for k, t in sides.items():
-        for r in t.sort("attempt").iter_rows(named=True):
-            rewards = ", ".join(
-                f"{x['name']}={x['value']:g}"
-                for x in (r.get("rewards") or [])
-                if x.get("value") is not None
-            )
-            err = ": ".join(
-                x
-                for x in (
-                    r.get("exception_type"),
-                    (r.get("exception_message") or "").split("\n")[0],
-                )
-                if x
-            )
-            dur = f"{r['duration_s']:.0f}s" if r.get("duration_s") is not None else "-"
-            cost = f"${r['cost_usd']:.4f}" if r.get("cost_usd") is not None else "unknown"
-            out.append(
-                f"| {k} | {r.get('attempt')} | {cell(r.get('trial_name'), 60)} | {r.get('outcome')} | "
-                f"{cell(r.get('reward'))} | {cell(rewards or None)} | {cell(err or None, 100)} | {dur} | {cost} | {cell(r.get('n_steps'))} |"
-            )
-    out += ["", "## Failing assertions", ""]
+        out += [_attempt_row(k, r) for r in t.sort("attempt").iter_rows(named=True)]
+    return out
+
+
+def _assertions_section(sides: dict[str, pl.DataFrame]) -> list[str]:
+    out = ["", "## Failing assertions", ""]
     for k, t in sides.items():
         for r in t.sort("attempt").iter_rows(named=True):
             fa = failing_assertions(r.get("trial_dir"))
-            out.append(f"### {k} attempt {r.get('attempt')} ({r.get('outcome')})")
             out += [
+                f"### {k} attempt {r.get('attempt')} ({r.get('outcome')})",
                 "",
                 code_block("\n".join(fa), "text") if fa else "(none found in the verifier output)",
                 "",
             ]
-    reps = {k: _representative(t) for k, t in sides.items()}
-    steps = calls = None
-    with contextlib.suppress(AttributeError):
-        steps, calls = runs.steps, runs.tool_calls
+    return out
+
+
+def _representatives_section(
+    reps: dict[str, dict[str, Any] | None],
+    steps: pl.DataFrame | None,
+    calls: pl.DataFrame | None,
+    tail: int,
+    max_steps: int,
+) -> list[str]:
+    """Per side, the representative attempt's verifier tail and condensed trajectory."""
+    out: list[str] = []
     for k, r in reps.items():
         if r is None:
             continue
-        out += [
-            f"## {k}: representative attempt {r.get('attempt')} ({cell(r.get('trial_name'), 80)}, {r.get('outcome')})",
-            "",
-        ]
         vt = verifier_tail(r.get("trial_dir"), tail)
-        out += [
-            f"Verifier output (last {tail} lines of test-stdout.txt):",
-            "",
-            code_block(vt, "text") if vt else "(no verifier/test-stdout.txt)",
-            "",
-        ]
         traj = (
             condensed_trajectory(steps, calls, r["trial_id"], max_steps)
             if steps is not None and calls is not None
             else None
         )
         out += [
+            f"## {k}: representative attempt {r.get('attempt')} ({cell(r.get('trial_name'), 80)}, {r.get('outcome')})",
+            "",
+            f"Verifier output (last {tail} lines of test-stdout.txt):",
+            "",
+            code_block(vt, "text") if vt else "(no verifier/test-stdout.txt)",
+            "",
             "Trajectory (condensed):",
             "",
             code_block(traj, "text") if traj else "(no trajectory parsed for this trial)",
             "",
         ]
-    out += ["## First divergence", ""]
-    if reps["A"] and reps["B"] and calls is not None:
-        d = first_divergence(
-            reps["A"]["trial_id"], reps["B"]["trial_id"], tool_calls=calls, steps=steps
-        )
-        out.append(d.to_markdown())
-    else:
-        out.append("(needs a trajectory on both sides)")
-    out += ["", "## Anti-pattern findings", ""]
-    out.append(
-        _findings(
-            runs, [*sides["A"]["trial_id"].to_list(), *sides["B"]["trial_id"].to_list()], sides
-        )
-    )
-    return "\n".join(out).rstrip() + "\n"
+    return out
+
+
+def _divergence_section(
+    reps: dict[str, dict[str, Any] | None],
+    steps: pl.DataFrame | None,
+    calls: pl.DataFrame | None,
+) -> list[str]:
+    ra, rb = reps["A"], reps["B"]
+    if not (ra and rb and calls is not None):
+        return ["## First divergence", "", "(needs a trajectory on both sides)"]
+    d = first_divergence(ra["trial_id"], rb["trial_id"], tool_calls=calls, steps=steps)
+    return ["## First divergence", "", d.to_markdown()]
 
 
 def _findings(runs: Any, ids: list[str], sides: dict[str, pl.DataFrame]) -> str:
-    with contextlib.suppress(ImportError):
-        import evalkit.patterns  # noqa: F401  (registers the findings provider, layer 2)
     try:
         f = runs.findings
     except AttributeError:
         return "(findings not available for this input)"
     f = f.filter(pl.col("trial_id").is_in(ids))
     if f.height == 0:
-        from evalkit.load import runs as _runs_mod
-
-        if getattr(_runs_mod, "_findings_provider", None) is None:
-            return "(no findings: the anti-pattern detectors (evalkit.patterns) are not registered)"
         return "(no findings for these attempts)"
     side_of = {tid: k for k, t in sides.items() for tid in t["trial_id"].to_list()}
     att = {r["trial_id"]: r["attempt"] for t in sides.values() for r in t.iter_rows(named=True)}

@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from evalkit.compare.config_diff import config_diff
 from evalkit.compare.gates import GateResult, ship_gate
 from evalkit.compare.guard import GuardMetrics, GuardResult, regression_guard
 from evalkit.compare.headline import (
@@ -28,6 +29,7 @@ from evalkit.compare.headline import (
     evidence,
     headline,
 )
+from evalkit.compare.json_output import compare_json
 from evalkit.compare.select import (
     OPTIONAL_COLUMNS,
     OUTCOME_ORDER,
@@ -37,6 +39,9 @@ from evalkit.compare.select import (
     trials_of,
 )
 from evalkit.compare.tasks import BUCKETS, task_table, transition_matrix, transitions
+from evalkit.stats.paired import paired
+from evalkit.stats.plan import Plan
+from evalkit.stats.plan import plan as plan_after_hold
 
 Side = str | Sequence[str]
 #: The task-version rule: leave out tasks whose checksum differs, or compare them anyway.
@@ -197,12 +202,6 @@ class Comparison:
         )
 
     def _paired(self, metric: str) -> Any:
-        try:
-            from evalkit import stats as _stats
-
-            paired = _stats.paired
-        except (ImportError, AttributeError) as e:
-            raise RuntimeError(f"evalkit.stats.paired is not available: {e}") from e
         df = self.paired_frame()
         if df.height == 0:
             return None
@@ -262,6 +261,18 @@ class Comparison:
             n_tasks=t.height,
         )
 
+    @cached_property
+    def plan(self) -> Plan | None:
+        """After a Hold, what to run next (:func:`evalkit.stats.plan` with its defaults);
+        None when the gate already decides."""
+        return plan_after_hold(self) if self.gate().exit_code == 1 else None
+
+    def gate_on(self, wins: int, losses: int) -> GateResult:
+        """The ship gate on other win / loss counts over the same comparable tasks and the
+        same baseline (what :func:`evalkit.stats.plan` asks after hypothetical attempts)."""
+        g = self.gate()
+        return ship_gate(wins, losses, g.a_solved, g.lam, g.alpha, g.tau, n_tasks=g.n_tasks)
+
     def guard_metrics(self) -> tuple[GuardMetrics, GuardMetrics]:
         """RegressionGuard inputs over comparable tasks, task-weighted: pass_rate, mean cost
         per attempt (None when unknown) and mean steps (turns; None when unknown)."""
@@ -284,15 +295,11 @@ class Comparison:
 
     # -- outputs ---------------------------------------------------------------------------
     def to_json(self, **kwargs: Any) -> dict[str, Any]:
-        """compare.json (Lime's fields plus evalkit's): see evalkit/compare/lime.py."""
-        from evalkit.compare.lime import compare_json
-
+        """compare.json (Lime's fields plus evalkit's): see evalkit/compare/json_output.py."""
         return compare_json(self, **kwargs)
 
     def config_diff(self) -> Any:
         """The two sides' Harbor configs, flattened and diffed (needs a Runs input)."""
-        from evalkit.compare.config_diff import config_diff
-
         if self.runs is None:
             raise ValueError("config_diff needs the Runs (compare was given a bare trials frame)")
         return config_diff(self._keys[0], self._keys[1], runs=self.runs)

@@ -22,6 +22,8 @@ from typing import Any
 
 import polars as pl
 
+from evalkit.compare.markdown import code_block
+
 DEFAULT_IGNORE_KEYS = ("duration", "timeout", "timeout_ms", "description")
 _WS = re.compile(r"\s+")
 
@@ -87,8 +89,6 @@ class Divergence:
 
     def to_markdown(self) -> str:
         """Both sides' calls at the divergence, for evidence bundles."""
-        from evalkit.compare.bundle import code_block
-
         lines = [f"**{self.summary()}**", ""]
         for name, c in (("A", self.a), ("B", self.b)):
             if c is None:

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalkit.stats.paired import paired_core
+
 if TYPE_CHECKING:
     from evalkit.compare.core import Comparison
 
@@ -173,8 +175,6 @@ def _from_tasks(
     cmp: Comparison, col: str, conf: float
 ) -> tuple[float | None, float | None, str | None]:
     """Paired interval over the per-task differences ``col`` of the comparable tasks."""
-    from evalkit.stats.paired import paired_core
-
     d = cmp.tasks.filter(pl.col("comparable"))[col]
     if d.len() == 0:
         return None, None, None

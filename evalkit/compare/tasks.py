@@ -37,6 +37,7 @@ from collections import Counter
 import polars as pl
 
 from evalkit.compare.select import OUTCOME_ORDER
+from evalkit.stats.plan import majority_pass
 
 SIDE_METRICS = (
     "n_trials",
@@ -131,7 +132,7 @@ def side_tasks(t: pl.DataFrame) -> pl.DataFrame:
         .then(pl.col("n_pass") / pl.col("attempts"))
         .alias("pass_rate"),
         pl.when(pl.col("attempts") > 0)
-        .then(pl.col("n_pass") * 2 > pl.col("attempts"))
+        .then(majority_pass(pl.col("n_pass"), pl.col("attempts")))
         .alias("pass_majority"),
     ).drop("_outcomes")
     return g.select("task_name", *SIDE_METRICS)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from evalkit.launch.execute import HarborRunError
+from evalkit.launch.followup import FollowUpError, followup_specs, read_plan
 from evalkit.launch.plan import prepare
 from evalkit.launch.preflight import PreflightError
 from evalkit.launch.spec import RunSpec
@@ -127,8 +128,25 @@ def run_command(
         typer.Option("--harbor", help="Harbor executable (default: $EVALKIT_HARBOR, then PATH)."),
     ] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    plan_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="summary.json / compare.json of a Hold: run exactly its plan's extra "
+            "candidate attempts (the candidate's settings; --runs, --dry-run and --harbor apply).",
+        ),
+    ] = None,
 ) -> None:
     """Run a Harbor job (or resume it) with a frozen manifest, then load its results."""
+    if plan_file is not None:
+        try:
+            specs = followup_specs(read_plan(plan_file), runs)
+        except FollowUpError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(2) from None
+        for one in specs:
+            _launch(one, harbor, dry_run, progress)
+        return
     spec = RunSpec(
         agent=agent,
         agent_import_path=agent_import_path,
@@ -154,6 +172,11 @@ def run_command(
         runs_root=runs,
         agent_pythonpath=agent_pythonpath or (),
     )
+    _launch(spec, harbor, dry_run, progress)
+
+
+def _launch(spec: RunSpec, harbor: str | None, dry_run: bool, progress: bool) -> None:
+    """Dry-run (print the plan) or run one spec, with the command's exit codes."""
     if dry_run:
         plan = prepare(spec, harbor=harbor)
         typer.echo(plan.render())

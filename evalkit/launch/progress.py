@@ -92,6 +92,13 @@ class JobWatcher:
                     c.errored += 1
         return changed
 
+    def running(self) -> int:
+        """Trial folders Harbor created that have no result.json yet (started, not done)."""
+        if not self.job_dir.is_dir():
+            return 0
+        started = {p.parent for p in self.job_dir.glob("*/config.json")}
+        return len(started - {p.parent for p in self.results})
+
     def declared_total(self) -> int | None:
         """n_total_trials from Harbor's job result.json (known once the job started)."""
         try:
@@ -103,19 +110,23 @@ class JobWatcher:
 
 
 class ProgressBar:
-    """tqdm bar: trials finished / total, with pass / fail / error so far."""
+    """tqdm bar: trials finished / total (with elapsed time and an ETA), trials running, and
+    pass / fail / timeout / error so far."""
 
     def __init__(
         self, watcher: JobWatcher, total: int | None, desc: str, enabled: bool = True
     ) -> None:
         self.watcher = watcher
+        self._running = -1
         self.bar = tqdm(
             total=total, desc=desc, unit="trial", disable=not enabled, dynamic_ncols=True
         )
         self.update()
 
     def update(self) -> None:
-        if self.watcher.poll() or self.bar.total is None:
+        running = self.watcher.running() if not self.bar.disable else 0
+        if self.watcher.poll() or self.bar.total is None or running != self._running:
+            self._running = running
             if self.bar.total is None:
                 total = self.watcher.declared_total()
                 if total:
@@ -123,6 +134,7 @@ class ProgressBar:
             c = self.watcher.counts
             self.bar.n = c.finished
             self.bar.set_postfix(
+                running=running,
                 passed=c.passed,
                 failed=c.failed,
                 timeouts=c.timeouts,

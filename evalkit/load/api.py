@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -16,12 +17,14 @@ import polars as pl
 
 from evalkit.load import cache as _cache
 from evalkit.load._columns import conform
-from evalkit.load.discover import discover
+from evalkit.load.discover import JobRef, discover
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
-from evalkit.load.jobs.table import jobs_frame
+from evalkit.load.jobs.table import jobs_frame, missing_results
+from evalkit.load.rollouts import read_rollouts
 from evalkit.load.runs import Runs
+from evalkit.load.steps.table import build_trajectories
 from evalkit.load.timeparse import (
     resolve_policy,
 )
@@ -67,13 +70,44 @@ def load(
             docs/performance.md); N > 1: a thread pool of N (slow network storage).
     """
     policy = resolve_policy(naive_tz)
-    found = discover(paths, memo=cache)
+    found = discover(paths, cache=cache)
     errors: list[LoadError] = list(found.errors)
     now = time.time()
+    job_recs = _job_records(found.jobs, errors)
+    trials, zone_note = _harbor_trials(
+        job_recs, errors, policy, outcome_rule, run, cache=cache, progress=progress, workers=workers
+    )
+    rollouts = _read_rollouts(found.rollouts, errors, progress)
+    trials = pl.concat([trials, *rollouts.trials], how="vertical_relaxed")
+    jobs = jobs_frame(job_recs, trials, zone_note, policy, now, running_window_s)
+    errors.extend(missing_results(jobs, trials))
+    jobs = pl.concat([jobs, *rollouts.jobs], how="vertical_relaxed")
+    runs = Runs(
+        jobs=jobs,
+        _trials=trials,
+        _load_errors=errors,
+        options={
+            "paths": paths,
+            "naive_tz": naive_tz,
+            "outcome_rule": outcome_rule,
+            "cache": cache,
+        },
+        _pre_steps=_concat(rollouts.steps),
+        _pre_tool_calls=_concat(rollouts.tool_calls),
+        _recorded_findings=_concat(rollouts.findings),
+        _trajectory_builder=partial(
+            _build_trajectories, jobs=jobs, cache=cache, progress=progress, workers=workers
+        ),
+    )
+    if trajectories:
+        _ = runs.steps
+    return runs
 
-    # --- jobs: own files -------------------------------------------------------------
+
+def _job_records(refs: list[JobRef], errors: list[LoadError]) -> list[dict[str, Any]]:
+    """One record per job folder from its own files (config.json, result.json)."""
     job_recs: list[dict[str, Any]] = []
-    for ref in found.jobs:
+    for ref in refs:
         job_id = _cache.path_key(ref.job_dir)
         rec, errs = extract_job(ref.job_dir, job_id)
         errors.extend(errs)
@@ -85,22 +119,33 @@ def load(
             _ref=ref,
         )
         job_recs.append(rec)
+    return job_recs
 
-    # --- trials: plan (cache) + extract what the cache does not hold ----------------------
-    plans = []
-    for rec in job_recs:
-        ref = rec["_ref"]
-        complete = bool(rec["ts_finished"])
-        plans.append(
-            plan_job(
-                ref.job_dir,
-                rec["job_id"],
-                ref.trials,
-                use_cache=cache and ref.only is None,
-                job_complete=complete,
-            )
+
+def _harbor_trials(
+    job_recs: list[dict[str, Any]],
+    errors: list[LoadError],
+    policy: str,
+    outcome_rule: str,
+    run: RunSpec,
+    *,
+    cache: bool,
+    progress: bool,
+    workers: int | None,
+) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The trials frame of the Harbor jobs and each job's naive-timestamp zone note: from
+    the whole-load cache entry of the same jobs and options, else per job from the cached
+    rows plus the trials extracted now."""
+    plans = [
+        plan_job(
+            rec["_ref"].job_dir,
+            rec["job_id"],
+            rec["_ref"].trials,
+            cache=cache and rec["_ref"].only is None,
+            job_complete=bool(rec["ts_finished"]),
         )
-    # a whole-load result stored by an earlier load of the same cached jobs and options
+        for rec in job_recs
+    ]
     lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
     hit = _cache.read_load(lkey) if lkey else None
     if hit is None:
@@ -108,83 +153,74 @@ def load(
             if p.from_cache and rows(p) is None:
                 ref = job_recs[i]["_ref"]
                 plans[i] = plan_job(
-                    ref.job_dir, p.job_id, ref.trials, use_cache=False, job_complete=p.complete
+                    ref.job_dir, p.job_id, ref.trials, cache=False, job_complete=p.complete
                 )
-        extract_all(plans, progress=progress, workers=workers, sigs=cache)
+        extract_all(plans, progress=progress, workers=workers, cache=cache)
     for p in plans:
         errors.extend(p.errors)
-
     if hit is not None:
-        trials, zone_note = hit[0], hit[1]["zone_note"]
-    else:
-        # --- derived rows per job (cached with the options they depend on) -------------
-        trials, zone_note = assemble(plans, job_recs, policy, outcome_rule, use_cache=cache)
-        # --- run labels and attempts -----------------------------------------------------
-        trials = _apply_run_labels(trials, job_recs, run)
-        trials = add_run_and_attempt(trials, default_run_label())
-        lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
-        if lkey:
-            _cache.write_load(lkey, trials, {"zone_note": zone_note})
+        return hit[0], hit[1]["zone_note"]
+    trials, zone_note = assemble(plans, job_recs, policy, outcome_rule, cache=cache)
+    trials = _apply_run_labels(trials, job_recs, run)
+    trials = add_run_and_attempt(trials, default_run_label())
+    lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
+    if lkey:
+        _cache.write_load(lkey, trials, {"zone_note": zone_note})
+    return trials, zone_note
 
-    # --- rollouts ------------------------------------------------------------------------
-    pre_steps, pre_calls, rec_findings = [], [], []
-    roll_jobs = []
-    if found.rollouts:
-        from evalkit.load.rollouts import read_rollouts
 
-        for path, label in found.rollouts:
-            try:
-                rf = read_rollouts(path, progress=progress)
-            except Exception as e:  # reader bug: keep the rest of the load
-                errors.append(LoadError(path, "rollout", "read_failed", f"{type(e).__name__}: {e}"))
-                continue
-            errors.extend(rf.errors)
-            rt = conform(rf.trials, TRIAL_COLUMNS)
-            rt = rt.with_columns(
-                pl.coalesce(
-                    pl.lit(label, pl.String), pl.col("run"), default_run_label_rollout()
-                ).alias("run")
+@dataclass
+class _RolloutFrames:
+    """The frames of every rollout folder of a load, one list entry per folder."""
+
+    trials: list[pl.DataFrame] = field(default_factory=list)
+    jobs: list[pl.DataFrame] = field(default_factory=list)
+    steps: list[pl.DataFrame] = field(default_factory=list)
+    tool_calls: list[pl.DataFrame] = field(default_factory=list)
+    findings: list[pl.DataFrame] = field(default_factory=list)
+
+
+def _read_rollouts(
+    folders: list[tuple[str, str | None]], errors: list[LoadError], progress: bool
+) -> _RolloutFrames:
+    """Read each go-code rollout folder; a reader failure is a load error, not a crash."""
+    out = _RolloutFrames()
+    for path, label in folders:
+        try:
+            rf = read_rollouts(path, progress=progress)
+        except Exception as e:  # reader bug: keep the rest of the load
+            errors.append(LoadError(path, "rollout", "read_failed", f"{type(e).__name__}: {e}"))
+            continue
+        errors.extend(rf.errors)
+        rt = conform(rf.trials, TRIAL_COLUMNS).with_columns(
+            pl.coalesce(pl.lit(label, pl.String), pl.col("run"), default_run_label_rollout()).alias(
+                "run"
             )
-            rt = _number_attempts(rt)
-            trials = pl.concat([trials, rt], how="vertical_relaxed")
-            roll_jobs.append(
-                conform(rf.jobs, JOB_COLUMNS).with_columns(pl.lit(label, pl.String).alias("run"))
-            )
-            pre_steps.append(rf.steps)
-            pre_calls.append(rf.tool_calls)
-            rec_findings.append(rf.findings)
+        )
+        out.trials.append(_number_attempts(rt))
+        out.jobs.append(
+            conform(rf.jobs, JOB_COLUMNS).with_columns(pl.lit(label, pl.String).alias("run"))
+        )
+        out.steps.append(rf.steps)
+        out.tool_calls.append(rf.tool_calls)
+        out.findings.append(rf.findings)
+    return out
 
-    jobs = jobs_frame(job_recs, trials, zone_note, policy, now, running_window_s)
-    if roll_jobs:
-        jobs = pl.concat([jobs, *roll_jobs], how="vertical_relaxed")
 
-    builder = None
-    try:
-        from evalkit.load.steps.table import build_trajectories
+def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame | None:
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
-        builder = partial(build_trajectories, cache=cache, progress=progress, workers=workers)
-    except ImportError:
-        pass
-    runs = Runs(
-        jobs=jobs,
-        _trials=trials,
-        _load_errors=errors,
-        options={
-            "paths": paths,
-            "naive_tz": naive_tz,
-            "outcome_rule": outcome_rule,
-            "cache": cache,
-        },
-        _pre_steps=pl.concat(pre_steps, how="diagonal_relaxed") if pre_steps else None,
-        _pre_tool_calls=pl.concat(pre_calls, how="diagonal_relaxed") if pre_calls else None,
-        _recorded_findings=pl.concat(rec_findings, how="diagonal_relaxed")
-        if rec_findings
-        else None,
-        _trajectory_builder=builder,
-    )
-    if trajectories:
-        _ = runs.steps
-    return runs
+
+def _build_trajectories(trials: pl.DataFrame, *, jobs: pl.DataFrame, **options: Any) -> Any:
+    """build_trajectories over ``trials`` with each trial's job folder (the per-job cache)
+    and the finished jobs (``finished_at`` known: their unchanged caches are reused whole)."""
+    dirs = jobs.select("job_id", "job_dir", "finished_at").unique("job_id", keep="first")
+    finished = dirs.filter(pl.col("finished_at").is_not_null())["job_dir"].to_list()
+    if "job_dir" not in trials.columns:
+        trials = trials.join(
+            dirs.select("job_id", "job_dir"), on="job_id", how="left", maintain_order="left"
+        )
+    return build_trajectories(trials, finished_jobs=frozenset(finished), **options)
 
 
 def default_run_label_rollout() -> pl.Expr:

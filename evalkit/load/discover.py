@@ -14,7 +14,7 @@ Rules (harbor-format.md §6):
 The same folder reached through overlapping paths is kept once (resolved path).
 Unreadable folders become load errors, never exceptions.
 
-With ``memo=True`` (a load with the cache on) a job folder's trial list is remembered in
+With ``cache=True`` (a load with the cache on) a job folder's trial list is remembered in
 its cache folder (``discover.json``) together with the size + mtime of the folder and of
 its config.json / result.json; while those are unchanged the folder is not listed again
 (adding, removing or renaming a trial folder changes the folder's mtime). Only lists that
@@ -35,17 +35,18 @@ import orjson
 from evalkit.load import cache as _cache
 from evalkit.load.errors import LoadError
 from evalkit.load.io import read_head
+from evalkit.load.rollouts import is_rollout_folder
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")
 #: Folder names that are never trials or jobs (agent logs, verifier output, caches).
 SKIP_DIRS = {"agent", "verifier", "artifacts", "steps", "user-agent", "__pycache__", "node_modules"}
-MEMO = "discover"
+CACHE_ENTRY = "discover"
 #: Changes with the rules that decide a trial list from names.
-_MEMO_KEY = f"1|{TRIAL_NAME_RE.pattern}|{','.join(sorted(SKIP_DIRS))}"
+_CACHE_KEY = f"1|{TRIAL_NAME_RE.pattern}|{','.join(sorted(SKIP_DIRS))}"
 #: A folder modified this recently (seconds) is not remembered: it may still be changing
 #: within the mtime clock's granularity.
-MEMO_SETTLE_S = 5.0
+CACHE_SETTLE_S = 5.0
 
 
 @dataclass
@@ -120,10 +121,6 @@ def _sniff_kind(path: str) -> str | None:
 
 def _rollout_check(path: str) -> bool:
     try:
-        from evalkit.load.rollouts import is_rollout_folder
-    except ImportError:  # rollout reader not available
-        return False
-    try:
         return bool(is_rollout_folder(path))
     except Exception:
         return False
@@ -190,10 +187,10 @@ def _folder_sig(real: str) -> tuple[str, float]:
     return "|".join((f"{st.st_size}:{st.st_mtime_ns}", *rest)), st.st_mtime
 
 
-def _memo_trials(real: str, sig: str) -> list[str] | None:
+def _cached_trial_list(real: str, sig: str) -> list[str] | None:
     """The remembered trial list of a job folder, if its signature still matches."""
-    m = _cache.read_entry(real, MEMO)
-    if not isinstance(m, dict) or m.get("v") != _MEMO_KEY or m.get("sig") != sig:
+    m = _cache.read_entry(real, CACHE_ENTRY)
+    if not isinstance(m, dict) or m.get("v") != _CACHE_KEY or m.get("sig") != sig:
         return None
     names = m.get("trials")
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -202,11 +199,11 @@ def _memo_trials(real: str, sig: str) -> list[str] | None:
     return [base + n for n in names]
 
 
-def _remember(real: str, trials: list[str], sig: str, mtime: float) -> None:
+def _cache_trial_list(real: str, trials: list[str], sig: str, mtime: float) -> None:
     """Remember a trial list read after ``sig`` was taken (so a later change shows)."""
-    if sig != "-" and time.time() - mtime > MEMO_SETTLE_S:
+    if sig != "-" and time.time() - mtime > CACHE_SETTLE_S:
         names = [os.path.basename(t) for t in trials]
-        _cache.write_entry(real, MEMO, {"v": _MEMO_KEY, "sig": sig, "trials": names})
+        _cache.write_entry(real, CACHE_ENTRY, {"v": _CACHE_KEY, "sig": sig, "trials": names})
 
 
 def _visit(
@@ -216,15 +213,15 @@ def _visit(
     max_depth: int,
     out: Discovery,
     seen: set[str],
-    memo: bool = False,
+    cache: bool = False,
 ) -> None:
     real = os.path.realpath(path)
     if real in seen:
         return
     seen.add(real)
-    sig, mtime = _folder_sig(real) if memo else ("-", 0.0)
-    if memo:
-        known = _memo_trials(real, sig)
+    sig, mtime = _folder_sig(real) if cache else ("-", 0.0)
+    if cache:
+        known = _cached_trial_list(real, sig)
         if known is not None:
             out.jobs.append(JobRef(real, label, known))
             return
@@ -256,8 +253,8 @@ def _visit(
             trials, by_name = _trial_list(real, subdirs, out)
             out.jobs.append(JobRef(real, label, trials))
             broken = _broken_trial_links(entries, out)
-            if memo and sniffed and by_name and not broken:
-                _remember(real, trials, sig, mtime)
+            if cache and sniffed and by_name and not broken:
+                _cache_trial_list(real, trials, sig, mtime)
         return
     # no job files: a job that crashed before writing them, a rollout folder, or a container
     # (a folder holding job folders stays a container even next to a trial-named folder)
@@ -275,14 +272,14 @@ def _visit(
     if depth >= max_depth:
         return
     for e in sorted(subdirs, key=lambda e: e.name):
-        _visit(e.path, label, depth + 1, max_depth, out, seen, memo)
+        _visit(e.path, label, depth + 1, max_depth, out, seen, cache)
 
 
 def discover(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, object],
     max_depth: int = 6,
     *,
-    memo: bool = False,
+    cache: bool = False,
 ) -> Discovery:
     """Find every job / rollout folder under ``paths`` (see the module docstring)."""
     out = Discovery()
@@ -310,7 +307,7 @@ def discover(
                     )
                 )
             continue
-        _visit(p, label, 0, max_depth, out, seen, memo)
+        _visit(p, label, 0, max_depth, out, seen, cache)
     # merge refs to the same job (e.g. two trial paths of one job)
     merged: dict[str, JobRef] = {}
     for ref in out.jobs:

@@ -8,7 +8,8 @@ UTC by the ``naive_tz`` policy given to :func:`evalkit.load`:
 * ``"auto"`` (default): per job, infer the writer's UTC offset from the same job's aware
   trial timestamps: offset = (naive job start) - (earliest aware trial start), rounded to
   the nearest 15 minutes (the job starts seconds before its first trial). When the job has
-  no aware timestamp to compare with, fall back to ``"local"``.
+  no aware timestamp to compare with, a trial's own aware times pin its naive exception
+  time (``jobs/zones.trial_zones``); else fall back to ``"local"``.
 * ``"local"``: the zone of the machine running evalkit (``$TZ`` / ``/etc/localtime``).
 * ``"UTC"``, an IANA zone name (``"Asia/Shanghai"``), or a fixed offset (``"+08:00"``).
 

@@ -14,9 +14,9 @@
     @ep.detector("my_rule", params={"k": 3})
     def my_rule(ctx): ...                             # see evalkit/patterns/registry.py
 
-Importing this package registers :func:`findings_provider` with
-:func:`evalkit.load.runs.register_findings_provider`, so ``runs.findings`` works. The rules,
-thresholds and the labelled precision / recall are in docs/patterns.md.
+:func:`findings_provider` is what ``runs.findings`` computes (``evalkit/__init__.py`` hands it
+to :func:`evalkit.load.runs.register_findings_provider`). The rules, thresholds and the
+labelled precision / recall are in docs/patterns.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalkit.load.runs import register_findings_provider
 from evalkit.patterns import budget, claims, files, sequence, stuck, trainerd  # noqa: F401  (register)
 from evalkit.patterns.config import DEFAULTS, TRAINERD
 from evalkit.patterns.context import Context
@@ -61,6 +60,3 @@ def findings_provider(runs: Runs) -> pl.DataFrame:
     too (structural findings are a different, labelled ``mode``).
     """
     return detect(runs, mode="structural")
-
-
-register_findings_provider(findings_provider)

@@ -39,7 +39,6 @@ from evalkit.patterns.rules import (
     SHELL_DELETE,
     SHELL_MODIFY,
     SHELL_READ,
-    SHELL_WRITE,
     SLEEP,
     SUCCESS,
     TAMPER_COMMAND,
@@ -236,7 +235,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 SHELL = {
-    "shell_write": SHELL_WRITE,
     "shell_modify": SHELL_MODIFY,
     "shell_delete": SHELL_DELETE,
     "shell_read": SHELL_READ,

@@ -17,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.patterns import config as rules
+from evalkit.patterns.shell import write_targets
 
 _HEREDOC = (
     r"(?s)<<-?\s*['\"]?(EOF|PY|EOT|END|PYEOF|HEREDOC|SCRIPT|CODE|JSON|MD|TXT|PYTHON|SQL|YAML)"
@@ -57,6 +58,18 @@ def _group1_all(e: pl.Expr, pattern: str) -> pl.Expr:
     return e.str.extract_all(pattern).list.eval(pl.element().str.extract(pattern, 1))
 
 
+def _with_shell_writes(df: pl.DataFrame) -> pl.DataFrame:
+    """``_shw``: the files each shell command writes (``patterns/shell.py``: a shell lexer),
+    lexed once per distinct command that can write (literal prefilter); null otherwise."""
+    cmd = df.get_column("cmd")
+    cands = cmd.filter(cmd.str.contains(any_of(_WRITE_HINTS))).unique()
+    targets = pl.DataFrame(
+        {"cmd": cands, "_shw": [list(write_targets(c)) for c in cands]},
+        schema={"cmd": pl.String, "_shw": pl.List(pl.String)},
+    )
+    return df.join(targets, on="cmd", how="left", maintain_order="left")
+
+
 def _looks_like_path(e: pl.Expr) -> pl.Expr:
     return e.str.contains(r"[./]") & ~e.str.contains(r"^(/dev/|/proc/|&|\$|-)") & (e != ".")
 
@@ -80,7 +93,6 @@ _READ_HINTS = (
     "cat", "head", "tail", "less", "more", "nl ", "bat ", "view", "wc ", "stat", "file ", "sed",
     "awk", "grep", "rg ", "diff", "cmp", "jq", "json.tool", "xxd", "od ", "vi", "nano",
 )  # fmt: skip
-_DEVNULL = r"\d*>>?&?\s*/dev/(?:null|stdout|stderr|tty)\b|\d*>&\d|&>\s*/dev/null"
 
 
 def any_of(phrases: tuple[str, ...] | list[str], *, ignore_case: bool = False) -> str:
@@ -173,9 +185,7 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     )
     obs_hash = pl.col("observation").hash(11)
     # shell paths: only commands that can write / read a file are scanned
-    cmd_w = pl.when(pl.col("cmd").str.contains(any_of(_WRITE_HINTS))).then(
-        pl.col("cmd").str.replace_all(_DEVNULL, " ")
-    )
+    df = _with_shell_writes(df)
     cmd_r = pl.when(pl.col("cmd").str.contains(any_of(_READ_HINTS))).then(pl.col("cmd"))
     df = df.with_columns(
         err.fill_null(False).alias("err"),
@@ -186,7 +196,6 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
         _group1_all(
             patch_text, r"(?:\*\*\* (?:Update|Add|Delete) File: |\+\+\+ b/)([^\s\\]+)"
         ).alias("_patch"),
-        _group1_all(cmd_w, sh["shell_write"]).alias("_shw"),
         _group1_all(cmd_r, sh["shell_read"]).alias("_shr"),
     ).with_columns(
         pl.col("sig").xor(pl.col("gkey")).alias("sig_g"),

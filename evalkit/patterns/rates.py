@@ -1,8 +1,7 @@
 """Detector rates per run (share of trials flagged, Wilson CI) and run-vs-run differences.
 
-Intervals come from :mod:`evalkit.stats` (``proportion_ci``, ``paired``) when it is
-importable, else from statsmodels (Wilson) and a paired task bootstrap; the ``ci_method`` /
-``method`` column says which.
+Intervals come from :mod:`evalkit.stats` (``proportion_ci``, ``paired``); the ``ci_method``
+/ ``method`` column says which method gave them.
 """
 
 from __future__ import annotations
@@ -13,16 +12,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalkit.stats import paired, proportion_ci
+
 
 def _wilson(x: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray, str]:
-    try:
-        from evalkit.stats import proportion_ci
-    except ImportError:  # pragma: no cover - evalkit.stats ships with evalkit
-        from statsmodels.stats.proportion import proportion_confint
-
-        lo, hi = proportion_confint(x, np.maximum(n, 1), alpha=1 - confidence, method="wilson")
-        bad = n <= 0
-        return np.where(bad, np.nan, lo), np.where(bad, np.nan, hi), "wilson (statsmodels)"
     lo, hi = proportion_ci(x, n, confidence=confidence, method="wilson")
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float), "wilson"
 
@@ -183,10 +176,6 @@ def _paired(
     if a not in sides or b not in sides:
         return _empty_row("a run has no trial with a trajectory")
     try:
-        from evalkit.stats import paired
-    except ImportError:  # pragma: no cover - evalkit.stats ships with evalkit
-        return _bootstrap(sub, a, b, by, task, confidence, seed)
-    try:
         r = paired(sub, a, b, by=by, task=task, reward="flagged", confidence=confidence, seed=seed)
     except ValueError as e:  # e.g. no common task
         return _empty_row(f"not computed: {e}")
@@ -201,23 +190,3 @@ def _empty_row(why: str) -> dict:
     nan = float("nan")
     return {"n_tasks": 0, "rate_a": nan, "rate_b": nan, "diff": nan, "ci_low": nan,
             "ci_high": nan, "p_value": nan, "mcnemar_exact_p": None, "method": why}  # fmt: skip
-
-
-def _bootstrap(
-    sub: pl.DataFrame, a: Any, b: Any, by: str, task: str, confidence: float, seed: int
-) -> dict:
-    per = sub.group_by(task, by).agg(pl.col("flagged").mean())
-    wide = per.pivot(on=by, index=task, values="flagged").drop_nulls()
-    if str(a) not in wide.columns or str(b) not in wide.columns or wide.height == 0:
-        return _empty_row("no common task")
-    ra, rb = wide[str(a)].to_numpy(), wide[str(b)].to_numpy()
-    d = rb - ra
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, d.size, size=(4000, d.size))
-    boots = d[idx].mean(axis=1)
-    alpha = 1 - confidence
-    return {
-        "n_tasks": int(d.size), "rate_a": float(ra.mean()), "rate_b": float(rb.mean()), "diff": float(d.mean()),
-        "ci_low": float(np.quantile(boots, alpha / 2)), "ci_high": float(np.quantile(boots, 1 - alpha / 2)),
-        "p_value": None, "mcnemar_exact_p": None, "method": "paired task bootstrap (percentile)",
-    }  # fmt: skip

@@ -72,12 +72,6 @@ SHELL_READ = (
     r"sed -n|awk|grep|rg|egrep|fgrep|diff|cmp|jq|python3? -m json\.tool|xxd|od|vim?|nano)\b"
     r"[^\n;&|]*?(?:\./)?([\w~+-][\w./~+-]*\.\w+|[\w./~+-]*/[\w.+-]+)"
 )
-#: Shell write targets (group 1: the path): redirections, tee, touch, sed -i, cp/mv destination.
-SHELL_WRITE = (
-    r"(?:>>?|\btee(?:\s+-a)?|\btouch|\bsed\s+-i\S*(?:\s+-e)?\s+(?:'[^']*'|\"[^\"]*\"|\S+)|"
-    r"\bperl\s+-p?i\S*\s+(?:-e\s+)?(?:'[^']*'|\"[^\"]*\")|\b(?:cp|mv|install|ln)\s+(?:-\w+\s+)*\S+)"
-    r"\s*['\"]?(?:\./)?([\w~+-]*[./][\w./~+-]*[\w~+-]|[\w~+-]+\.[\w~+-]+)"
-)
 #: Shell commands that modify (not create) a file: append, sed -i, perl -i, patch.
 SHELL_MODIFY = r"(>>|\bsed\s+-i|\bperl\s+-p?i|\bpatch\b|\bgit apply\b|\bed\b)"
 #: Shell commands that delete / move (group 1: the first path operand).

@@ -10,42 +10,39 @@ environment and writes the offline HTML, the executed notebook and summary.json
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-#: public name -> module (imported on first use: the CLI needs render without Altair, the
-#: notebooks need the sections without papermill)
-_LAZY = {
-    "Context": "context", "load_context": "context", "pick_baseline": "context",
-    "ReportError": "nbrun", "execute": "nbrun",
-    "external_resources": "export", "make_offline": "export", "to_html": "export",
-    "antipatterns": "failures", "cost_efficiency": "failures", "heatmap": "failures",
-    "taxonomy": "failures",
-    "data_quality": "overview", "header": "overview", "runs_frame": "overview",
-    "runs_table": "overview",
-    "Parts": "parts",
-    "REPORTS": "build", "ReportFiles": "build", "notebook_parameters": "build",
-    "render": "build", "parameters": "build", "notebook_path": "build",
-    "summary": "summary_json", "write_summary": "summary_json",
-    "answer": "first_screen", "warnings": "first_screen",
-    "badges": "versus", "figures_table": "versus",
-    "comparison": "versus", "config_diff": "versus", "gate": "versus",
-    "tasks_changed": "versus", "transitions": "versus",
-}  # fmt: skip
+from IPython import get_ipython
+from IPython.display import display
 
-_MODULES = {"build", "first_screen", "context", "export", "failures", "html", "kernel", "nbrun", "overview",
-            "parts", "summary_json", "versus"}  # fmt: skip
-
-if TYPE_CHECKING:
-    from evalkit.report.context import Context
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f"evalkit.report.{_LAZY[name]}"), name)
-    if name in _MODULES:
-        return importlib.import_module(f"evalkit.report.{name}")
-    raise AttributeError(f"module 'evalkit.report' has no attribute {name!r}")
+from evalkit.charts import enable_offline
+from evalkit.load.locate import find_runs
+from evalkit.report.build import (
+    REPORTS,
+    ReportFiles,
+    notebook_parameters,
+    notebook_path,
+    parameters,
+    render,
+)
+from evalkit.report.context import Context, load_context, pick_baseline
+from evalkit.report.export import external_resources, make_offline, to_html
+from evalkit.report.failures import antipatterns, cost_efficiency, heatmap, taxonomy
+from evalkit.report.first_screen import answer, warnings
+from evalkit.report.html import CSS
+from evalkit.report.nbrun import ReportError, execute
+from evalkit.report.overview import data_quality, header, runs_frame, runs_table
+from evalkit.report.parts import Parts
+from evalkit.report.run_comparison import (
+    badges,
+    comparison,
+    config_diff,
+    figures_table,
+    gate,
+    tasks_changed,
+    transitions,
+)
+from evalkit.report.summary_json import summary, write_summary
 
 
 def setup(
@@ -59,23 +56,11 @@ def setup(
     """Start a report: offline charts (the Vega bundle is shown once, here), the report's
     CSS, then load ``runs_dir`` (found by :func:`evalkit.find_runs`) and pick the runs to
     compare (:func:`load_context`; ``redact``: hide API-key-like values, on by default)."""
-    from evalkit.charts import enable_offline
-    from evalkit.load.locate import find_runs
-    from evalkit.report.html import CSS
-
     if params.get("runs") in (None, ""):
         runs_dir = str(find_runs(runs_dir))  # a missing folder is the first thing shown
     enable_offline()
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-
-        if get_ipython() is not None:
-            display({"text/html": CSS, "text/plain": ""}, raw=True)
-    except ImportError:  # pragma: no cover
-        pass
-    from evalkit.report.context import load_context
-
+    if get_ipython() is not None:
+        display({"text/html": CSS, "text/plain": ""}, raw=True)
     return load_context(runs_dir, candidate, baseline, run_by, redact=redact, **params)
 
 

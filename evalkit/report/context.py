@@ -6,7 +6,6 @@ most recent earlier run over the same tasks (same task set, else the most shared
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from dataclasses import dataclass, field, replace
@@ -24,18 +23,10 @@ from evalkit.load.locate import find_runs
 RUN_BY = ("auto", "label", "job")
 
 
-def optional(module: str, attr: str | None = None) -> Any:
-    """``evalkit.<module>`` (or one of its attributes) when this build has it, else None."""
-    try:
-        mod = importlib.import_module(f"evalkit.{module}")
-    except ImportError:
-        return None
-    return getattr(mod, attr, None) if attr else mod
-
-
-def known_sum(col: str) -> pl.Expr:
+def known_sum(col: str | pl.Expr) -> pl.Expr:
     """Sum of the known values; null (not 0) when no value is known."""
-    return pl.when(pl.col(col).is_not_null().any()).then(pl.col(col).sum()).otherwise(None)
+    e = pl.col(col) if isinstance(col, str) else col
+    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
 
 
 @dataclass
@@ -192,7 +183,6 @@ def load_context(
     t0 = time.perf_counter()
     named = named_runs(runs)
     src = json.dumps(named) if named else str(find_runs(runs_dir))
-    optional("patterns")  # registers the findings provider before anything reads runs.findings
     mode = "label" if named or run_by != "job" else "job"
     loaded = _load(named or src, mode)
     notes = []

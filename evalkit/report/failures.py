@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit import charts
+from evalkit import charts, patterns
 from evalkit.charts._style import passed
+from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
 
 
@@ -92,19 +93,51 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
             "'passed despite a timeout' are trials whose verifier still gave a full reward."
         )
     )
+    out.extend(analysis_checks(t))
     out.extend(antipatterns(ctx))
+    return out
+
+
+def analysis_checks(t: pl.DataFrame) -> Parts:
+    """`harbor analyze` verdicts: per run and check, trials judged pass / fail / not
+    applicable, and the failed checks with the judge's explanation (empty when no trial
+    was analysed)."""
+    checks = (
+        t.select("run", "task_name", "trial_name", "analysis_checks")
+        .explode("analysis_checks")
+        .drop_nulls("analysis_checks")
+        .unnest("analysis_checks")
+    )
+    if checks.height == 0:
+        return Parts()
+    counts = (
+        checks.group_by("run", "name")
+        .agg(
+            (pl.col("verdict") == "fail").sum().alias("fail"),
+            (pl.col("verdict") == "pass").sum().alias("pass"),
+            (pl.col("verdict") == "not_applicable").sum().alias("not applicable"),
+        )
+        .sort("run", "name")
+        .rename({"name": "check"})
+    )
+    failed = checks.filter(pl.col("verdict") == "fail").select(
+        "run", "task_name", "trial_name", pl.col("name").alias("check"), "explanation"
+    )
+    out = Parts([H.h(4, "harbor analyze checks"), H.table(counts)])
+    out.append(
+        H.note(
+            "LLM-judge rubric checks from the trials' analysis.json; trials without one "
+            f"were not analysed ({t.height - t['analysis_checks'].drop_nulls().len()} here)."
+        )
+    )
+    if failed.height:
+        out.append(H.details(f"Failed checks ({failed.height})", H.table(failed, max_rows=50)))
     return out
 
 
 def antipatterns(ctx: Context) -> Parts:
     """Anti-pattern rates with CIs per run, and their change from baseline to candidate."""
-    patterns = optional("patterns")
     out = Parts([H.h(4, "Anti-patterns")])
-    if patterns is None or not hasattr(patterns, "detector_rates"):
-        out.append(
-            H.not_available("Anti-pattern rates", "evalkit.patterns (detect, detector_rates)")
-        )
-        return out
     conf = ctx.params.get("confidence", 0.95)
     t = ctx.trials
     try:
@@ -201,8 +234,8 @@ def cost_efficiency(ctx: Context, only_pair: bool = False) -> Parts:
             passed().sum().alias("passes"),
             known_sum("cost_usd").alias("cost"),
             pl.col("cost_usd").is_not_null().all().alias("_all_priced"),
-            known_sum("n_input_tokens").alias("tokens_in"),
-            known_sum("n_output_tokens").alias("tokens_out"),
+            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
+            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
             pl.col("duration_s").sum().alias("compute"),
         )
         .with_columns(

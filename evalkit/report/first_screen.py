@@ -17,7 +17,7 @@ from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.overview import stale_warning
 from evalkit.report.parts import Parts
-from evalkit.report.versus import badges, comparison, evidence_of, figures_table
+from evalkit.report.run_comparison import badges, comparison, evidence_of, figures_table
 
 #: Task names listed per line (broken, fixed) before "and N more".
 MAX_NAMES = 8
@@ -84,8 +84,8 @@ def warnings(ctx: Context, cmp: Any | None, evidence: bool = True) -> list[str]:
     n_err = ctx.runs.load_errors.height
     if n_err:
         out.append(
-            f"{n_err} load error(s): some files could not be read fully (see Data quality "
-            "and What was loaded); their trials count as incomplete."
+            f"{n_err} load error(s): some files are missing or could not be read fully (see "
+            "Data quality and What was loaded); their trials count as incomplete."
         )
     return out
 

@@ -153,13 +153,6 @@ def box(text: str, kind: str = "missing") -> str:
     return f'<div class="ek-{kind}">{esc(text)}</div>'
 
 
-def not_available(what: str, needs: str) -> str:
-    return box(
-        f"{what}: not available yet — this needs {needs}, which is not in this "
-        "evalkit build. No numbers are shown rather than invented ones."
-    )
-
-
 def verdict(text: str, tone: str) -> str:
     return f'<span class="ek-verdict {tone}">{esc(text)}</span>'
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
+from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum, optional
+from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
+from evalkit.stats import pass_at_k, pass_hat_k, summarize
 
 FRESH_H = 36.0
 
@@ -154,21 +155,19 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
             pl.col("reward").fill_null(0.0).mean().alias("mean_reward"),
             known_sum("cost_usd").alias("cost"),
             pl.col("cost_usd").is_not_null().sum().alias("priced"),
-            known_sum("n_input_tokens").alias("tokens_in"),
-            known_sum("n_output_tokens").alias("tokens_out"),
+            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
+            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
             pl.col("duration_s").median().alias("median_duration"),
             (pl.col("outcome") == "timeout").sum().alias("timeouts"),
         )
         .join(att, on="run", how="left")
         .join(_error_kinds(t), on="run", how="left")
     )
-    stats = optional("stats")
-    if stats is not None and hasattr(stats, "summarize"):
-        s = stats.summarize(t, by="run", confidence=ctx.params.get("confidence", 0.95))
-        base = base.drop("pass_rate").join(
-            s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
-        )
-        base = base.join(_pass_at_k(stats, t), on="run", how="left")
+    s = summarize(t, by="run", confidence=ctx.params.get("confidence", 0.95))
+    base = base.drop("pass_rate").join(
+        s.select("run", "pass_rate", "ci_low", "ci_high", "ci_method"), on="run", how="left"
+    )
+    base = base.join(_pass_at_k(t), on="run", how="left")
     order = {r: i for i, r in enumerate(ctx.order)}
     return (
         base.with_columns(pl.col("run").replace_strict(order, default=len(order)).alias("_o"))
@@ -177,7 +176,7 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
     )
 
 
-def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
+def _pass_at_k(t: pl.DataFrame) -> pl.DataFrame:
     """Per run, with k = the run's most attempts on a task: mean pass@k and pass^k over the
     tasks that have at least k attempts (``k_tasks`` of them)."""
     per = t.group_by("run", "task_name").agg(
@@ -187,8 +186,8 @@ def _pass_at_k(stats: Any, t: pl.DataFrame) -> pl.DataFrame:
     for (run,), g in per.group_by("run"):
         k = int(g["n"].max())
         g = g.filter(pl.col("n") >= k)
-        pk = [float(stats.pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        ph = [float(stats.pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        pk = [float(pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
+        ph = [float(pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
         rows.append({"run": run, "k": k, "k_tasks": g.height,
                      "pass_at_k": sum(pk) / len(pk), "pass_hat_k": sum(ph) / len(ph)})  # fmt: skip
     schema = {"run": pl.String, "k": pl.Int64, "k_tasks": pl.Int64,
@@ -213,7 +212,6 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     if f.height == 0:
         out.append(H.box("No trials were found.", "warn"))
         return out
-    has_ci = "ci_low" in f.columns
     conf = ctx.params.get("confidence", 0.95)
     cost_txt = [
         "–" if c is None else (H.fmt(c, "usd") + ("" if p == n else f" ({p} of {n} priced)"))
@@ -235,10 +233,9 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     kinds = {"pass_rate": "pct1", "mean_reward": "float", "median_duration": "dur",
              "pass_at_k": "pct1", "pass_hat_k": "pct1", "attempts per task": "right",
              "ci": "right", "cost": "right", "tokens in / out": "right"}  # fmt: skip
-    if has_ci:
-        lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
-        f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
-        cols += ["ci"]
+    lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
+    f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
+    cols += ["ci"]
     cols += ["mean_reward"]
     ks = set()
     if "pass_at_k" in f.columns:
@@ -258,27 +255,21 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
         "errors": "error kinds",
     }
     out.append(H.table(f.select(cols), kinds, headers=heads))
-    if has_ci:
-        kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
-        out.append(
-            H.note(
-                f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
-                f"k = {kk}, over the tasks with at least k attempts."
-            )
+    kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
+    out.append(
+        H.note(
+            f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
+            f"k = {kk}, over the tasks with at least k attempts."
         )
-        out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
-        out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
-    else:
-        out.append(
-            H.not_available(
-                "Confidence intervals and pass@k", "evalkit.stats (summarize, pass_at_k)"
-            )
-        )
+    )
+    out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
+    out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
     return out
 
 
 def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
-    """Evidence completeness, token / cost mismatches, unknown cost, incomplete trials."""
+    """Evidence completeness, token / cost mismatches, unknown cost, times outside their
+    trial, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
     jobs = ctx.runs.jobs.filter(
@@ -293,9 +284,11 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
         pl.col("has_artifacts_manifest").fill_null(False).mean().alias("artifacts manifest"),
         pl.col("metrics_mismatch").is_not_null().sum().alias("token/cost mismatches"),
         pl.col("cost_usd").is_null().sum().alias("cost unknown"),
-        pl.col("n_input_tokens").is_null().sum().alias("tokens unknown"),
+        measured_tokens("n_input_tokens").is_null().sum().alias("tokens unknown"),
+        pl.col("tokens_not_recorded").fill_null(False).sum().alias("tokens not recorded"),
         (pl.col("outcome") == "incomplete").sum().alias("incomplete"),
         (pl.col("outcome") == "no-reward").sum().alias("no reward"),
+        pl.col("timestamp_out_of_window").fill_null(False).sum().alias("times out of window"),
     )
     order = {r: i for i, r in enumerate(ctx.order)}
     q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
@@ -320,6 +313,34 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 ),
             )
         )
+    unrec = t.filter(pl.col("tokens_not_recorded").fill_null(False))
+    if unrec.height:
+        out.append(
+            H.details(
+                f"Trials whose agent recorded 0 input and 0 output tokens although it ran "
+                f"({unrec.height}): counted as unknown tokens, not as 0",
+                H.table(unrec.select("run", "task_name", "trial_name", "agent_name"), max_rows=50),
+            )
+        )
+    stray = t.filter(pl.col("timestamp_out_of_window").fill_null(False))
+    if stray.height:
+        out.append(
+            H.details(
+                f"Trials with a time outside their own start..finish ({stray.height}): a naive "
+                "time read in the wrong zone, or a bad clock",
+                H.table(
+                    stray.select(
+                        "run",
+                        "task_name",
+                        "trial_name",
+                        "started_at",
+                        "finished_at",
+                        "exception_at",
+                    ),
+                    max_rows=50,
+                ),
+            )
+        )
     inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
     if inc.height:
         out.append(
@@ -327,6 +348,18 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
                 f"Incomplete or unrewarded trials ({inc.height})",
                 H.table(
                     inc.select("run", "task_name", "trial_name", "outcome", "exception_type"),
+                    max_rows=50,
+                ),
+            )
+        )
+    unsettled = jobs.filter(pl.col("state") != "complete")
+    if unsettled.height:
+        out.append(
+            H.details(
+                f"Jobs without a recorded end ({unsettled.height}): 'running' only when the "
+                "times Harbor wrote inside the files are recent as well as the file writes",
+                H.table(
+                    unsettled.select("job_name", "state", "started_at", "updated_at"),
                     max_rows=50,
                 ),
             )

@@ -11,7 +11,7 @@ from typing import Any
 
 from evalkit.report.context import Context
 from evalkit.report.overview import runs_frame
-from evalkit.report.versus import comparison
+from evalkit.report.run_comparison import comparison
 
 
 def _jsonable(v: Any) -> Any:

@@ -9,6 +9,8 @@ Public surface (see docs/statistics.md):
 * :func:`mcnemar`, :func:`sign_flip_pvalue` — paired tests.
 * :func:`minimum_detectable_effect`, :func:`sample_size`, :class:`PowerInputs`,
   :func:`power_inputs_from_tasks`, :func:`design_effect` — power (Miller 2024).
+* :func:`plan` — after a Hold, how many more candidate attempts on which tasks decide it.
+* :func:`sequential_ship`, :func:`mixture_e_value` — the gate's test, valid under repeated looks.
 
 Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out docs/coverage.md``).
 """
@@ -17,6 +19,7 @@ from evalkit.stats.intervals import ESTIMANDS, clustered_proportion_ci, proporti
 from evalkit.stats.means import clustered_mean_ci
 from evalkit.stats.paired import PairedResult, paired
 from evalkit.stats.passk import pass_at_k, pass_hat_k, pass_k_curve
+from evalkit.stats.plan import Plan, majority_pass, plan
 from evalkit.stats.power import (
     PowerInputs,
     design_effect,
@@ -24,6 +27,7 @@ from evalkit.stats.power import (
     power_inputs_from_tasks,
     sample_size,
 )
+from evalkit.stats.sequential import SequentialResult, mixture_e_value, sequential_ship
 from evalkit.stats.significance import mcnemar, sign_flip_pvalue
 from evalkit.stats.summarize import SUMMARY_COLUMNS, summarize
 
@@ -31,19 +35,25 @@ __all__ = [
     "ESTIMANDS",
     "SUMMARY_COLUMNS",
     "PairedResult",
+    "Plan",
     "PowerInputs",
+    "SequentialResult",
     "clustered_mean_ci",
     "clustered_proportion_ci",
     "design_effect",
+    "majority_pass",
     "mcnemar",
     "minimum_detectable_effect",
+    "mixture_e_value",
     "paired",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_curve",
+    "plan",
     "power_inputs_from_tasks",
     "proportion_ci",
     "sample_size",
+    "sequential_ship",
     "sign_flip_pvalue",
     "summarize",
 ]

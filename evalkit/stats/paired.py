@@ -45,7 +45,8 @@ class PairedResult:
     the conservative few-differences bound instead (``ci_method`` says which). p_value: two-sided sign-flip
     permutation test of "no difference" (exact when it can enumerate). method: one line naming
     both. mcnemar_exact_p/mcnemar_midp: McNemar on the 2x2 table when every common task has one
-    binary attempt in each run, else None. correlation: Pearson correlation of the per-task
+    binary attempt in each run (with ``metric="pass"`` every attempt is binary, fractional
+    rewards included), else None. correlation: Pearson correlation of the per-task
     scores of A and B (pairing's variance cut grows with it). n_b_better / n_a_better / n_tied:
     tasks whose per-task score went up / down / stayed (for one attempt: fixed / broken /
     unchanged). mde: minimum detectable effect at 80 % power and alpha = 1 - confidence at this n
@@ -194,7 +195,10 @@ def paired(
     kb = both["n_trials_b"].to_numpy().astype(float)
     pa = both["n_pass"].to_numpy().astype(float)
     pb = both["n_pass_b"].to_numpy().astype(float)
-    binary = int(both["n_fractional"].sum()) == 0 and int(both["n_fractional_b"].sum()) == 0
+    # pass/fail is 0/1 whatever the rewards are; rewards are binary only when none is fractional
+    binary = metric == "pass" or (
+        int(both["n_fractional"].sum()) == 0 and int(both["n_fractional_b"].sum()) == 0
+    )
     if metric == "pass":
         sa, sb = pa, pb
         qa, qb = pa, pb  # 0/1 outcomes: squares equal values

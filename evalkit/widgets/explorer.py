@@ -3,27 +3,18 @@ task to read both trajectories side by side from their first divergence."""
 
 from __future__ import annotations
 
-import importlib
 from html import escape
 from typing import Any
 
 import ipywidgets as W
 import polars as pl
 
+from evalkit.compare import compare, first_divergence
 from evalkit.widgets.index import TrialIndex
 from evalkit.widgets.render import CSS, trajectory_html, trial_header
 from evalkit.widgets.static import frame_html, static_page, with_static
 
 SHOW = ("changed", "broken", "fixed", "all")
-
-
-def _compare_fn(name: str) -> Any:
-    try:
-        return getattr(importlib.import_module("evalkit.compare"), name, None) or getattr(
-            importlib.import_module("evalkit.compare.divergence"), name, None
-        )
-    except ImportError:
-        return None
 
 
 def _transitions_html(trans: pl.DataFrame) -> str:
@@ -104,16 +95,10 @@ class CompareExplorer(W.VBox):
 
     # -- comparison ----------------------------------------------------------------------
     def compare(self) -> None:
-        fn = _compare_fn("compare")
-        if fn is None:
-            self.status.value = (
-                "<div class='ekw'>evalkit.compare is not available in this build.</div>"
-            )
-            return
         if self.a.value == self.b.value:
             self.status.value = "<div class='ekw'>Pick two different runs.</div>"
             return
-        self.cmp = fn(
+        self.cmp = compare(
             self.runs if self.runs is not None else self.index.trials, self.a.value, self.b.value
         )
         c = self.cmp
@@ -217,10 +202,9 @@ class CompareExplorer(W.VBox):
         ta, tb = self.attempt_a.value, self.attempt_b.value
         ix = self.index
         div = None
-        fd = _compare_fn("first_divergence")
-        if ta and tb and fd is not None:
+        if ta and tb:
             try:
-                div = fd(
+                div = first_divergence(
                     ta,
                     tb,
                     tool_calls=pl.concat([ix.calls(ta), ix.calls(tb)], how="diagonal_relaxed"),
@@ -233,10 +217,6 @@ class CompareExplorer(W.VBox):
         if div is not None:
             self.divergence.value = (
                 f"<div class='ekw'><b>First divergence:</b> {escape(div.summary())}</div>"
-            )
-        elif fd is None:
-            self.divergence.value = (
-                "<div class='ekw muted'>First divergence: not available in this build.</div>"
             )
         sa = (div.a or {}).get("step_index") if div is not None and div.a else None
         sb = (div.b or {}).get("step_index") if div is not None and div.b else None

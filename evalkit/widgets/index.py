@@ -7,8 +7,6 @@ filter over the (small) trials table.
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 from functools import cached_property
 from typing import Any
 
@@ -57,9 +55,6 @@ class TrialIndex:
                     "findings": FINDING_COLUMNS,
                 }[name]
             )
-        if name == "findings":
-            with contextlib.suppress(ImportError):  # registers the detectors' findings provider
-                importlib.import_module("evalkit.patterns")
         try:
             return getattr(self.runs, name)
         except Exception as e:

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load.io import read_tail as io_read_tail
+from evalkit.load.io import read_tail
 
 #: Observations / messages longer than this are collapsed (a <details> showing the start).
 COLLAPSE_AT = 600
@@ -61,9 +61,9 @@ def block(text: Any, label: str = "", collapse_at: int = COLLAPSE_AT) -> str:
     )
 
 
-def read_tail(path: str | None, max_bytes: int = 64 * 1024) -> str | None:
+def marked_tail(path: str | None, max_bytes: int = 64 * 1024) -> str | None:
     """The end of a text file (None when missing), marked when its start was cut."""
-    text, cut = io_read_tail(path, max_bytes)
+    text, cut = read_tail(path, max_bytes)
     if text is None:
         return None
     return ("… [start cut]\n" + text) if cut else text
@@ -73,10 +73,23 @@ def verifier_text(trial_dir: str | None) -> str | None:
     if not trial_dir:
         return None
     for name in ("test-stdout.txt", "test_stdout.txt", "output.txt"):
-        t = read_tail(os.path.join(trial_dir, "verifier", name))
+        t = marked_tail(os.path.join(trial_dir, "verifier", name))
         if t is not None:
             return t
     return None
+
+
+def _analysis_text(checks: list[dict[str, Any]] | None) -> str:
+    """The analysis checks of a trial: 'name: verdict' each, the explanation of a failed one."""
+    if checks is None:
+        return "not analysed"
+    parts = []
+    for c in checks:
+        text = f"{c.get('name')}: {c.get('verdict')}"
+        if c.get("verdict") == "fail" and c.get("explanation"):
+            text += f" ({str(c['explanation'])[:300]})"
+        parts.append(text)
+    return "; ".join(parts) or "no checks"
 
 
 def trial_header(row: dict[str, Any]) -> str:
@@ -101,6 +114,7 @@ def trial_header(row: dict[str, Any]) -> str:
         ("cost", "unknown" if cost is None else f"${cost:.4f}"),
         ("tokens in / out", f"{row.get('n_input_tokens')} / {row.get('n_output_tokens')}"),
         ("duration", None if row.get("duration_s") is None else f"{row['duration_s']:.0f} s"),
+        ("harbor analyze", _analysis_text(row.get("analysis_checks"))),
     ]
     body = "".join(
         f"<tr><td class='muted'>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in pairs

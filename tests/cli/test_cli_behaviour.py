@@ -11,11 +11,10 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.conftest import HARBOR
 from tests.factories import ROOT, nightly, skills_ab
 
-_register()
 RUNS = ROOT / "runs"
 
 

@@ -183,7 +183,7 @@ def test_stats_are_evalkit_stats_paired():
 
 
 def test_stats_wiring(monkeypatch):
-    import evalkit.stats as st
+    import evalkit.compare.core as core
 
     calls = []
 
@@ -191,7 +191,7 @@ def test_stats_wiring(monkeypatch):
         calls.append((df, a, b, kw))
         return {"n_tasks": 1, "diff": 0.5, "ci_low": 0.1, "ci_high": 0.9, "p_value": float("nan")}
 
-    monkeypatch.setattr(st, "paired", fake, raising=False)
+    monkeypatch.setattr(core, "paired", fake)
     df = pl.DataFrame({"run": ["x", "y"], "task_name": ["t", "t"], "reward": [0.0, 1.0]})
     c = compare(df, "x", "y", confidence=0.9, seed=7)
     j = c.to_json()

@@ -16,7 +16,9 @@ import polars as pl
 
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
+from evalkit.load.trials.analysis import CHECK_ITEM, read_analysis
 from evalkit.load.trials.columns import REWARD_ITEM
+from evalkit.load.trials.tracebacks import exception_from_files
 
 RAW_SCHEMA: dict[str, pl.DataType] = {
     "trial_dir": pl.String,
@@ -60,6 +62,8 @@ RAW_SCHEMA: dict[str, pl.DataType] = {
     "has_verifier_output": pl.Boolean,
     "has_artifacts_manifest": pl.Boolean,
     "harbor_schema": pl.String,
+    "analysis_checks": pl.List(CHECK_ITEM),
+    "analysis_summary": pl.String,
 }
 RAW_FIELDS = tuple(RAW_SCHEMA)
 _IDX = {k: i for i, k in enumerate(RAW_FIELDS)}
@@ -78,6 +82,10 @@ def _task_ref(task_id: Any) -> tuple[str | None, str | None]:
         ) + f":{t.get('path') or ''}", "git"
     if "path" in t and t.get("path") is not None:
         return str(t.get("path")), "local"
+    name = t.get("name")
+    if isinstance(name, str) and "/" in name:
+        ref = t.get("ref")
+        return name + (f"@{ref}" if ref else ""), "package"
     return None, None
 
 
@@ -321,6 +329,8 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if e:
                 exc = e
                 break
+    if not res and names:
+        exc = exception_from_files(trial_dir + "/", sorted(names), trial_id, errors) or {}
     rec[_IDX["exception_type"]] = as_str(exc.get("exception_type"))
     msg = exc.get("exception_message")
     rec[_IDX["exception_message"]] = (
@@ -377,6 +387,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     if steps:
         hints.append("multi-step")
     rec[_IDX["harbor_schema"]] = ",".join(hints) or None
+    if "analysis.json" in names:
+        checks, summary = read_analysis(os.path.join(trial_dir, "analysis.json"), trial_id, errors)
+        rec[_IDX["analysis_checks"]], rec[_IDX["analysis_summary"]] = checks, summary
     return tuple(rec), errors
 
 

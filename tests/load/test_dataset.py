@@ -333,9 +333,8 @@ def test_scan_over_a_url_reads_through_polars(http_root: tuple[str, Path]) -> No
 def test_export_command_appends(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from evalkit.cli.app import _register, app
+    from evalkit.cli.app import app
 
-    _register()
     runs_dir = _copy_jobs(JOBS[:2], tmp_path / "runs")
     args = ["export", str(tmp_path / "ds"), "--runs", str(runs_dir)]
     first = CliRunner().invoke(app, args)

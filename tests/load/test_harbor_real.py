@@ -65,7 +65,11 @@ def every_job() -> evalkit.Runs:
 def test_every_fixture_job_loads(every_job: evalkit.Runs) -> None:
     assert every_job.jobs.height == 48
     assert every_job.trials.height == 63  # 44 openclaw + 17 skillsbench + 2 gemini-cli
-    assert every_job.load_errors.height == 0
+    # the only load error: the one trial folder without result.json, in a stopped job
+    errs = every_job.load_errors
+    assert errs["error_type"].to_list() == ["missing_result"]
+    unfinished = every_job.trials.filter(~pl.col("result_present"))
+    assert errs["trial_id"].to_list() == unfinished["trial_id"].to_list()
     assert every_job.trials["trial_id"].n_unique() == 63
     for c in (
         "job_id",

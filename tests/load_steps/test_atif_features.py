@@ -281,7 +281,7 @@ def test_odd_shapes_never_crash(tmp_path):
     }
     steps, calls, _summary, errors = _read(tmp_path, doc)
     assert steps.height == 3 and calls.height == 1
-    assert [e.error_type for e in errors] == ["bad_step"]
+    assert [e.error_type for e in errors] == ["bad_step", "bad_tool_call", "bad_tool_call"]
     assert steps["step_id"].to_list() == [None, 2, None]
     assert steps["message"][0] == '{"weird":true}'
     assert calls["arguments"].to_list() == ["ls -la"] and calls["function_name"].to_list() == [None]
@@ -345,3 +345,33 @@ def test_frames_are_typed_even_when_empty(tmp_path):
     steps, calls, summary, _ = _read(tmp_path, b"[]")
     assert steps.schema["timestamp"] == pl.Datetime("us", "UTC")
     assert calls.schema["is_error"] == pl.Boolean and summary.height == 0
+
+
+@pytest.mark.parametrize("steps", [{"1": {"source": "agent"}}, "steps", 3])
+def test_steps_that_are_not_a_list_are_a_load_error(tmp_path, steps):
+    """'steps' as an object (or any non-list) reads no steps and says so (was silent)."""
+    doc = atif_doc([])
+    doc["steps"] = steps
+    got, _, summary, errors = _read(tmp_path, doc)
+    assert got.height == 0
+    assert [e.error_type for e in errors] == ["bad_steps"]
+    assert "not a list" in errors[0].message and errors[0].trial_id == "t"
+    assert summary["n_steps"].to_list() == [0]
+
+
+def test_tool_calls_that_are_not_objects_are_a_load_error(tmp_path):
+    """Non-object tool_calls entries (and a non-list tool_calls) are skipped with a
+    load-error row each step (were dropped silently); the object calls are kept."""
+    call = {"tool_call_id": "c1", "function_name": "bash", "arguments": {"command": "ls"}}
+    doc = atif_doc(
+        [
+            {"step_id": 1, "source": "agent", "message": "a", "tool_calls": [call, "x", 5]},
+            {"step_id": 2, "source": "agent", "message": "b", "tool_calls": "ls"},
+        ]
+    )
+    _, calls, summary, errors = _read(tmp_path, doc)
+    assert calls["tool_call_id"].to_list() == ["c1"]
+    assert [e.error_type for e in errors] == ["bad_tool_call", "bad_tool_call"]
+    assert "2 tool call(s) are not JSON objects" in errors[0].message
+    assert "'tool_calls' is a JSON string" in errors[1].message
+    assert summary["n_tool_calls"].to_list() == [1]

@@ -247,3 +247,18 @@ def test_native_logs_are_not_atif(path):
     steps, _, summary, errors = read_trajectory(path, trial_id="t")
     assert steps.height == 0 and summary.height == 0
     assert [e.error_type for e in errors] == ["not_atif"]
+
+
+def test_claude_code_sidechain_steps_are_kept_flagged_and_not_counted():
+    """Subagent steps in the main file (extra.is_sidechain) are rows with is_sidechain True
+    and is_main False (their calls too), and not in the main agent's counts."""
+    path = ATIF.parent / "constructed" / "claude-code-sidechain" / "agent" / "trajectory.json"
+    steps, calls, summary, errors = read_trajectory(path, trial_id="t")
+    assert errors == [] and steps.height == 7
+    assert steps["is_sidechain"].to_list() == [False, False, True, True, True, False, False]
+    assert steps.filter(pl.col("is_sidechain"))["is_main"].to_list() == [False] * 3
+    assert calls.filter(pl.col("tool_call_id") == "toolu_side1")["is_main"].to_list() == [False]
+    # main agent: steps 2, 6, 7 (3 steps, 2 calls); with the sidechain: 5 steps, 3 calls
+    assert summary.select("n_steps", "n_tool_calls", "n_turns").rows() == [(3, 2, 3)]
+    side = steps.filter(pl.col("source") == "agent")
+    assert side.height == 5 and side["n_tool_calls"].sum() == 3

@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from evalkit.load.steps import batch, table
-from evalkit.load.steps import native as native_ext
+from evalkit.load.steps import table
+from evalkit.load.steps.frames import trial_summary
 from evalkit.load.steps.table import build_trajectories
 from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
 
@@ -137,30 +137,16 @@ def test_minimal_trials_frame(make_trial):
     assert tf.trial_summary.select("n_steps", "metrics_mismatch").rows() == [(11, None)]
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["python", "native"])
-def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypatch, compiled):
+def test_cache_reuse_incremental_and_invalidation(make_trial, tmp_path, monkeypatch):
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EVALKIT_NATIVE", "1" if compiled else "0")
-    if compiled and not native_ext.available():
-        pytest.skip("compiled extractor not built (test_native_parity checks CI builds it)")
     parsed: list[str] = []
-    real, real_native = table.parse_trial, batch._native
+    real = table.parse_trial
 
     def spy(trial_id, *a, **k):
         parsed.append(trial_id)
         return real(trial_id, *a, **k)
 
-    def spy_native(res, items, *a, **k):
-        out = real_native(res, items, *a, **k)
-        st = out[0]  # None: no trial goes to the Python path
-        # trials the extractor parsed itself (the others reach parse_trial)
-        parsed.extend(
-            os.path.basename(it[1]) for i, it in enumerate(items) if st is None or st[i] != 1
-        )
-        return out
-
     monkeypatch.setattr(table, "parse_trial", spy)
-    monkeypatch.setattr(batch, "_native", spy_native)
     t1 = make_trial("t1", {"agent/trajectory.json": CC_PASS})
     t2 = make_trial("t2", {"agent/trajectory.json": T2 / "hello-world.trajectory.json"})
     first = _build(trials_frame([t1, t2]), cache=True)
@@ -235,3 +221,22 @@ def test_broken_symlink_reported_missing_file_not(make_trial):
     tf = _build(trials_frame([t, t2]))
     assert [(e.trial_id, e.error_type) for e in tf.errors] == [("link", "broken_link")]
     assert tf.trial_summary.height == 0
+
+
+def test_summary_rows_in_another_order_than_the_trials_are_joined() -> None:
+    trials = pl.DataFrame({"trial_id": ["a", "b"], "n_input_tokens": [5, 6]})
+    index = pl.DataFrame(
+        {
+            "trial_id": ["b", "a"],
+            "n_steps": [1, 1],
+            "n_tool_calls": [0, 0],
+            "n_turns": [1, 1],
+            "fm_prompt": [6.0, 4.0],
+            "fm_completion": [None, None],
+            "fm_cached": [None, None],
+            "fm_cost": [None, None],
+        },
+    )
+    s = trial_summary(index, trials)
+    assert s["trial_id"].to_list() == ["b", "a"]
+    assert s["metrics_mismatch"].to_list() == [None, "prompt_tokens: atif 4 vs result 5"]

@@ -53,3 +53,83 @@ def test_rollout_folder_through_load(tmp_path):
     rec = runs.findings.filter(pl.col("source") == "recorded")
     assert rec.select("detector", "step_start").rows() == [("retry_loop", 1)]
     assert runs.jobs["source_format"].to_list() == ["go-code"]
+
+
+def _counting(monkeypatch, module, name: str) -> list:
+    calls: list = []
+    real = getattr(module, name)
+
+    def spy(*a, **k):
+        calls.append(a[0] if a else None)
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
+
+
+def test_second_load_reads_the_trajectory_cache(tmp_path, monkeypatch):
+    """runs.steps through evalkit.load writes the per-job trajectory tables; a second load
+    of the unchanged folders parses nothing, and a finished job is not signed trial by
+    trial; a changed trajectory of a job without finished_at is re-parsed alone."""
+    from evalkit.load.steps import table
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "runs"
+    shutil.copytree(OPENCLAW, root)
+    parsed = _counting(monkeypatch, table, "parse_trial")
+    probed = _counting(monkeypatch, table, "probe")
+    first = evalkit.load(root, progress=False)
+    steps, calls = first.steps, first.tool_calls
+    assert len(parsed) >= 11 and any((tmp_path / "cache").rglob("traj_*"))
+    parsed.clear(), probed.clear()
+    again = evalkit.load(root, progress=False)
+    assert again.steps.equals(steps) and again.tool_calls.equals(calls)
+    assert parsed == []  # every table from the cache
+    finished = again.jobs.filter(pl.col("finished_at").is_not_null())
+    assert finished.height > 0
+    signed_jobs = {str(Path(d).parent) for d in probed}
+    assert not signed_jobs & set(finished["job_dir"].to_list())
+    # a trajectory rewritten in a job that has not finished: only that trial is re-parsed
+    open_jobs = again.jobs.filter(pl.col("finished_at").is_null())["job_dir"].to_list()
+    if open_jobs:
+        t = again.trials.filter(
+            pl.col("job_id").is_in(
+                again.jobs.filter(pl.col("job_dir") == open_jobs[0])["job_id"].implode()
+            )
+        )
+        traj = next(
+            Path(d) / "agent" / "trajectory.json"
+            for d in t["trial_dir"]
+            if (Path(d) / "agent" / "trajectory.json").exists()
+        )
+        traj.write_bytes(traj.read_bytes() + b"\n")
+        parsed.clear()
+        _ = evalkit.load(root, progress=False).steps
+        assert parsed == [t.filter(pl.col("trial_dir") == str(traj.parents[1]))["trial_id"].item()]
+
+
+def test_trajectory_counts_agree_in_every_trials_frame_after_steps_are_read():
+    """n_steps / n_tool_calls are filled lazily: null in runs.trials before trajectories
+    are parsed; after, every read of runs.trials (and of a redacted copy) holds the same
+    values, equal to the main agent's steps and calls in runs.steps / runs.tool_calls."""
+    runs = evalkit.load(OPENCLAW, cache=False, progress=False)
+    before = runs.trials
+    assert before["n_steps"].null_count() == before.height
+    steps, calls = runs.steps, runs.tool_calls
+    first, second = runs.trials, runs.trials
+    assert first.equals(second) and runs.redacted().trials["n_steps"].equals(first["n_steps"])
+    main = pl.col("is_main") & ~pl.col("is_copied_context").fill_null(False)
+    want = (
+        steps.filter(main & (pl.col("source") == "agent"))
+        .group_by("trial_id")
+        .len("want")
+        .join(
+            calls.filter(pl.col("is_main")).group_by("trial_id").len("want_calls"),
+            on="trial_id",
+            how="left",
+        )
+    )
+    got = first.join(want, on="trial_id", how="inner")
+    assert got.height == 11
+    assert (got["n_steps"] == got["want"]).all()
+    assert (got["n_tool_calls"] == got["want_calls"].fill_null(0)).all()

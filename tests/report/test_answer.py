@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalkit import report
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.conftest import HARBOR
 from tests.factories import ROOT, skills_ab
 
@@ -99,7 +99,6 @@ def test_runs_parameter_names_the_runs_and_checksums_ignore(tmp_path: Path) -> N
 
 @pytest.mark.slow
 def test_report_cli_with_runs_mapping(tmp_path: Path) -> None:
-    _register()
     no, yes = skills_ab(tmp_path / "ab")
     mapping = json.dumps({"noskills": str(no), "skills": str(yes)})
     r = CliRunner().invoke(app, ["report", "nightly", "--out", str(tmp_path / "out"),
@@ -111,7 +110,6 @@ def test_report_cli_with_runs_mapping(tmp_path: Path) -> None:
 
 
 def _cli_compare(runs_dir: Path, a: str, b: str) -> tuple[dict, str]:
-    _register()
     run = CliRunner()
     args = ["compare", a, b, "--runs", str(runs_dir)]
     j = json.loads(run.invoke(app, [*args, "--json", "-"], catch_exceptions=False).stdout)

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from evalkit.report import ReportError, external_resources, parameters, render
 from evalkit.report.export import BUNDLE_MARKER
 from tests.report.conftest import DAY
@@ -92,7 +92,6 @@ def test_failing_cell_fails_with_its_error(tmp_path: Path) -> None:
         render(str(nb), tmp_path, tmp_path / "out", {"text": "here"}, day=DAY)
     assert ei.value.ename == "ValueError" and "boom: here" in ei.value.evalue
     assert "raise ValueError" in ei.value.source
-    _register()
     res = CliRunner().invoke(
         app,
         [
@@ -147,7 +146,6 @@ def test_user_kernelspecs_cannot_hijack_the_kernel(tmp_path: Path) -> None:
 
 
 def test_cli_compare_report(nightly_runs: Path, tmp_path: Path) -> None:
-    _register()
     res = CliRunner().invoke(app, [
         "report", "compare", "--runs", str(nightly_runs), "--out", str(tmp_path),
         "-p", "a", "nightly-2026-06-01", "-p", "b", "nightly-2026-06-03", "-p", "gate_alpha", "0.1",

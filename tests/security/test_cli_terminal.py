@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.fuzz.corpus import JOBS, template
 
 TASK = "fix [bug] x [/] y [bold]z[link=http://ek-evil.invalid]w"
@@ -43,7 +43,6 @@ def job(tmp_path: Path) -> Path:
     ids=["list", "show", "task", "compare"],
 )
 def test_markup_and_escape_sequences_are_inert(job: Path, args: list[str]) -> None:
-    _register()
     res = CliRunner().invoke(app, [a.replace("{root}", str(job)) for a in args])
     assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
     assert "\x1b" not in res.output and "\x07" not in res.output

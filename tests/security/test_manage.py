@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from evalkit.launch import manage
 from tests.fuzz.corpus import JOBS, template
 
@@ -46,7 +46,6 @@ def runs(tmp_path: Path) -> Path:
 
 
 def _rm(args: list[str], input: str | None = None):
-    _register()
     return CliRunner().invoke(app, ["rm", *args], input=input)
 
 
@@ -116,7 +115,6 @@ BAD_REMOTES = [
 def test_pull_refuses_remotes_that_could_be_options(remote: str, tmp_path: Path) -> None:
     with pytest.raises(manage.ManageError):
         manage.plan_pull(remote, tmp_path / "runs")
-    _register()
     res = CliRunner().invoke(app, ["pull", remote, "--runs", str(tmp_path / "runs")])
     assert res.exit_code == 2 and not (tmp_path / "runs").exists()
 
@@ -166,7 +164,6 @@ def test_pull_end_to_end_over_a_fake_ssh(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("RSYNC_RSH", str(fake_ssh))
     monkeypatch.chdir(tmp_path)
     local = tmp_path / "runs"
-    _register()
     res = CliRunner().invoke(
         app, ["pull", f"fakehost:{remote}", "--runs", str(local), "--jobs", "skills-job"]
     )

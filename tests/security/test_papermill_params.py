@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,6 @@ def test_cli_parameters_are_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     nb = _notebook(tmp_path / "params.ipynb")
     runs = tmp_path / "runs\"); open('PWNED-8', 'w'); (\"\nx"  # a folder named like code
     runs.mkdir()
-    _register()
     for i, value in enumerate(VALUES):
         seen = tmp_path / f"seen-{i}.json"
         args = ["report", str(nb), "--runs", str(runs), "--out", str(tmp_path / "out"),
@@ -67,7 +66,6 @@ def test_cli_parameters_are_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_code_in_a_typed_parameter_is_refused(tmp_path: Path) -> None:
     nb = _notebook(tmp_path / "params.ipynb")
-    _register()
     res = CliRunner().invoke(app, ["report", str(nb), "--runs", str(tmp_path), "--out",
                                    str(tmp_path / "o"), "-p", "n", "1; import os"])  # fmt: skip
     assert res.exit_code == 2 and "not a valid int" in res.output

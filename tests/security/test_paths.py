@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from evalkit.launch import RunSpec, prepare
 from evalkit.launch.spec import job_dir_for
 from evalkit.report import render
@@ -73,7 +73,6 @@ def test_report_names_cannot_place_files_outside_the_output_folder(
     out = tmp_path / "out"
     with pytest.raises((ValueError, FileNotFoundError)):
         render(name, tmp_path, out)
-    _register()
     res = CliRunner().invoke(app, ["report", name, "--runs", str(tmp_path), "--out", str(out)])
     assert res.exit_code == 2, res.output
     assert not list(tmp_path.rglob("*.html")) and not list(tmp_path.rglob("*ek-evil*"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.security.hostile import ENV_NAME, ENV_SECRET, EVIL_TASK, SECRETS
 
 
@@ -35,7 +35,6 @@ COMMANDS = [
 def test_command_prints_no_secret(hostile_runs: Path, monkeypatch, cmd: list[str]) -> None:
     monkeypatch.setenv(ENV_NAME, ENV_SECRET)
     monkeypatch.setenv("COLUMNS", "400")
-    _register()
     args = [a.replace("{runs}", str(hostile_runs)) for a in cmd]
     res = CliRunner().invoke(app, args)
     assert res.exception is None or isinstance(res.exception, SystemExit), res.output

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 import evalkit
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.security.hostile import ENV_NAME, ENV_SECRET, SECRETS
 
 
@@ -26,7 +26,6 @@ def _leaks(dest: Path) -> list[str]:
 @pytest.mark.parametrize("redact", [True, False])
 def test_export_writes_no_secret(hostile_runs: Path, tmp_path: Path, monkeypatch, redact) -> None:
     monkeypatch.setenv(ENV_NAME, ENV_SECRET)
-    _register()
     dest = tmp_path / "ds"
     args = ["export", str(dest), "--runs", str(hostile_runs)]
     res = CliRunner().invoke(app, args if redact else [*args, "--no-redact"])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from evalkit.launch import RunSpec, prepare, run
 from evalkit.launch.execute import STATE_FILE
 from evalkit.launch.manifest import MANIFEST_FILE
@@ -84,7 +84,6 @@ def test_secret_values_in_agent_settings_are_refused(
 
 
 def test_cli_dry_run_and_run_print_no_secret(dataset: Path, tmp_path: Path, leaky: Path) -> None:
-    _register()
     base = ["run", "--agent", "claude-code", "--model", "anthropic/claude-x", "--path", str(dataset),
             "--pass-env", "EK_PASSED", "--runs", str(tmp_path / "runs"), "--env", "modal"]  # fmt: skip
     res = CliRunner().invoke(app, [*base, "--dry-run"])

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalkit.cli.app import _register, app
+from evalkit.cli.app import app
 from tests.security.hostile import ENV_NAME, ENV_SECRET, SECRETS
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,6 @@ def test_report_files_hold_no_secret(hostile_report) -> None:
 
 def test_no_redact_shows_them(hostile_runs: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(ENV_NAME, ENV_SECRET)
-    _register()
     res = CliRunner().invoke(
         app,
         ["report", "nightly", "--runs", str(hostile_runs), "--out", str(tmp_path), "-p", "run_by", "job", "--no-redact"],
@@ -48,7 +47,6 @@ def test_no_redact_shows_them(hostile_runs: Path, tmp_path: Path, monkeypatch) -
 
 def test_cli_report_output_holds_no_secret(hostile_runs: Path, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(ENV_NAME, ENV_SECRET)
-    _register()
     res = CliRunner().invoke(
         app, ["report", "compare", "--runs", str(hostile_runs), "--out", str(tmp_path), "-p", "run_by", "job"]
     )  # fmt: skip

@@ -280,3 +280,17 @@ def test_few_differences_bound_covers_by_construction() -> None:
     assert lo == pytest.approx(-proportion_ci(0.2, 6, method="mid-p")[1])
     assert hi == pytest.approx(proportion_ci(0.4, 6, method="mid-p")[1])
     assert paired_interval(np.array([2.0, 0.0, 0.0]), None)[2] is False  # rewards beyond [0, 1]
+
+
+def test_pass_metric_keeps_mcnemar_with_fractional_rewards() -> None:
+    """Pass (reward >= 1) is 0/1 per attempt even when rewards are partial credit."""
+    import evalkit as ek
+    from tests.conftest import FIXTURES
+
+    runs = ek.load(FIXTURES / "harbor-edges" / "partial-credit", run="job", cache=False)
+    r = paired(runs.trials, by="run", a="run-a", b="run-b", metric="pass")
+    # run-a passes alpha, delta; run-b passes alpha, bravo, echo: 1 broken, 2 fixed
+    ref = sm_mcnemar([[1, 1], [2, 1]], exact=True).pvalue
+    assert r.mcnemar_exact_p == pytest.approx(ref)
+    assert r.mcnemar_midp is not None
+    assert paired(runs.trials, by="run", a="run-a", b="run-b").mcnemar_exact_p is None

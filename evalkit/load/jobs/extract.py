@@ -3,11 +3,17 @@
 Job state rule (``state`` column), applied in ``load/api.py`` once trials are known:
 
 * ``complete``: result.json has a ``finished_at``;
-* ``running``: no ``finished_at`` and the job folder saw activity (its result.json or a
-  trial folder changed) within ``running_window_s`` seconds (default 15 minutes);
+* ``running``: no ``finished_at``, and Harbor's own records agree with recent writes: the
+  newest time written inside the files (job start / update, job lock.json ``created_at``,
+  trial start / end) is within a day, and the job folder saw activity (its result.json or a
+  trial folder changed) within ``running_window_s`` seconds (default 15 minutes). Fresh
+  file times alone (a ``cp -r`` of an old folder) never make a job running;
 * ``interrupted``: result.json exists without ``finished_at`` and no recent activity
   (Ctrl-C, crash: Harbor leaves exactly this state);
 * ``unknown``: no readable result.json and no recent activity.
+
+A trial folder without result.json in a job that is not ``running`` is also a load error
+of type 'missing_result' (``jobs/table.missing_results``); its row stays, ``incomplete``.
 
 A job launched by ``evalkit run`` also has ``evalkit-launch.json``; when it says
 ``interrupted`` (Ctrl-C) and the job has no ``finished_at``, the job is ``interrupted`` at
@@ -135,6 +141,7 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "timeout_multiplier": finite_float(cfg.get("timeout_multiplier")),
         "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
         "harbor_version": as_str(harbor.get("version")),
+        "ts_lock": as_str(lock.get("created_at")),
         "format": fmt,
         "config_json": _config_json(cfg) if cfg else None,
         "job_name_cfg": as_str(cfg.get("job_name")),

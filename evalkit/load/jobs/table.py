@@ -8,6 +8,7 @@ import os
 import polars as pl
 
 from evalkit.load._columns import conform, empty
+from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.timeparse import to_utc
 
@@ -58,6 +59,7 @@ def jobs_frame(
                 "format": rec["format"],
                 "config_json": rec["config_json"],
                 "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
+                "__ts_lock": rec.get("ts_lock"),
                 "__result_present": rec["result_present"],
                 "__launch_state": rec.get("launch_state"),
             }
@@ -81,6 +83,7 @@ def jobs_frame(
         "config_json",
         "state",
         "__launch_state",
+        "__ts_lock",
     )
     df = pl.DataFrame(
         rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
@@ -91,6 +94,7 @@ def jobs_frame(
             to_utc(pl.col("ts_started"), pl.col("__zone"), zones).alias("started_at"),
             to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
             to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
+            to_utc(pl.col("__ts_lock"), pl.col("__zone"), zones).alias("__lock_at"),
         )
         .join(counts, on="job_id", how="left")
         .with_columns(
@@ -113,16 +117,16 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     """Job state (rule in jobs/extract.py): complete / running / interrupted / unknown.
 
     'running' needs both recent file activity (mtime within ``window``) and recent content
-    (the newest job / trial timestamp within 24 h, when there is one): a job folder copied
-    today from an old run is not running.
+    (the newest job / lock / trial timestamp within 24 h): a job folder copied today from an
+    old run is not running, nor is one whose files hold no time at all.
     """
     from datetime import UTC, datetime
 
     now_dt = datetime.fromtimestamp(now, UTC)
-    last = pl.max_horizontal("started_at", "updated_at", "__last_trial")
+    last = pl.max_horizontal("started_at", "updated_at", "__last_trial", "__lock_at")
     recent_files = (pl.lit(now) - pl.col("__mtime")) <= window
-    recent_content = last.is_null() | (
-        (pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)
+    recent_content = ((pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)).fill_null(
+        False
     )
     return (
         pl.when(pl.col("finished_at").is_not_null())
@@ -136,3 +140,28 @@ def _state_expr(now: float, window: float) -> pl.Expr:
         .otherwise(pl.lit("unknown"))
         .alias("state")
     )
+
+
+def missing_results(jobs: pl.DataFrame, trials: pl.DataFrame) -> list[LoadError]:
+    """A 'missing_result' load error per Harbor trial folder without a readable result.json
+    in a job that is not running (the trial row stays, as ``incomplete``): such a trial
+    will not finish by itself. In a running job a missing result.json is the normal state
+    of a trial in progress and is no error."""
+    settled = jobs.filter(pl.col("state") != "running").select("job_id", "state")
+    gone = trials.filter(pl.col("result_present").eq(False)).join(settled, on="job_id")
+    rows = gone.select("job_id", "trial_id", "trial_dir", "state").iter_rows(named=True)
+    # a result.json that exists but cannot be read has its own error already
+    return [
+        LoadError(
+            os.path.join(r["trial_dir"], "result.json"),
+            "trial",
+            "missing_result",
+            f"no result.json in a job that is {r['state']}: the trial did not finish "
+            "(kept as an incomplete row)",
+            job_id=r["job_id"],
+            trial_id=r["trial_id"],
+        )
+        for r in rows
+        if os.path.isdir(r["trial_dir"])
+        and not os.path.lexists(os.path.join(r["trial_dir"], "result.json"))
+    ]

@@ -16,15 +16,18 @@ from evalkit.load.timeparse import (
 
 def job_zones(
     raw: pl.DataFrame, job_recs: list[dict], policy: str
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Zone used for each job's naive timestamps, and a note saying how it was chosen."""
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Zone used for each job's naive timestamps, a note saying how it was chosen, and the
+    jobs that fell back to the machine's zone (their trials may pin their own:
+    :func:`trial_zones`)."""
     zone_by_job: dict[str, str] = {}
     note: dict[str, str] = {}
     if policy != "auto":
         for rec in job_recs:
             zone_by_job[rec["job_id"]] = policy
             note[rec["job_id"]] = f"{policy} (given)"
-        return zone_by_job, note
+        return zone_by_job, note, []
+    fallback: list[str] = []
     local = local_zone()
     local_off = zone_offset_now(local)
     bounds = _offset_bounds(raw)
@@ -45,6 +48,7 @@ def job_zones(
         hi = min(hi_cands) if hi_cands else None
         off = choose_offset(lo, hi, anchor, local_off)
         if off is None:
+            fallback.append(jid)
             zone_by_job[jid] = local
             note[jid] = (
                 f"{local} (local; could not infer)" if (js is not None or b) else f"{local} (local)"
@@ -53,7 +57,7 @@ def job_zones(
             z = "UTC" if off == 0 else format_offset(off)
             zone_by_job[jid] = z
             note[jid] = f"{z} (inferred)"
-    return zone_by_job, note
+    return zone_by_job, note, fallback
 
 
 def _naive_epoch(s: str | None) -> float | None:
@@ -98,3 +102,34 @@ def _offset_bounds(raw: pl.DataFrame) -> dict[str, dict[str, float | None]]:
         (epoch(exc_naive) - epoch(start) + 5).min().alias("exc_hi"),
     )
     return {r["job_id"]: r for r in g.iter_rows(named=True)}
+
+
+def trial_zones(raw: pl.DataFrame, job_ids: list[str]) -> dict[str, str]:
+    """Zone of each trial's naive exception time, inferred from the trial's own aware times,
+    for the trials of ``job_ids`` (jobs whose own times could not pin an offset).
+
+    The exception happened inside its trial: offset in [naive - end - 5 s, naive - start +
+    5 s]; the aware end of the agent phase (exceptions mostly stop the agent) is the anchor
+    that picks among several quarter hours (``timeparse.choose_offset``). Trials whose
+    bounds admit no quarter hour keep the job's zone (and are flagged out of window).
+    """
+    if raw.height == 0 or not job_ids or "ts_agent_end" not in raw.columns:
+        return {}
+    epoch = lambda e: e.dt.epoch("us") / 1e6  # noqa: E731
+    exc = epoch(parse_naive(pl.col("ts_exception")).dt.replace_time_zone("UTC"))
+    rows = (
+        raw.filter(pl.col("job_id").is_in(job_ids))
+        .select(
+            "trial_id",
+            (exc - epoch(parse_aware(pl.col("ts_finished"))) - 5).alias("lo"),
+            (exc - epoch(parse_aware(pl.col("ts_started"))) + 5).alias("hi"),
+            (exc - epoch(parse_aware(pl.col("ts_agent_end")))).alias("anchor"),
+        )
+        .filter(pl.col("lo").is_not_null() & pl.col("hi").is_not_null())
+    )
+    out: dict[str, str] = {}
+    for r in rows.iter_rows(named=True):
+        off = choose_offset(r["lo"], r["hi"], r["anchor"], None)
+        if off is not None:
+            out[r["trial_id"]] = "UTC" if off == 0 else format_offset(off)
+    return out

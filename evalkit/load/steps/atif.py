@@ -22,7 +22,7 @@ STEP_FIELDS = (
     "trial_id", "step_index", "step_id", "trajectory", "is_main", "task_step", "source",
     "model_name", "message", "reasoning_content", "_ts", "prompt_tokens",
     "completion_tokens", "cached_tokens", "cost_usd", "n_tool_calls", "observation",
-    "is_copied_context", "llm_call_count", "extra",
+    "is_copied_context", "llm_call_count", "extra", "is_sidechain",
 )  # fmt: skip
 CALL_FIELDS = (
     "trial_id", "step_index", "call_index", "tool_call_id", "trajectory", "is_main",
@@ -77,6 +77,8 @@ class DocResult:
     continued_ref: str | None = None
     subagent_refs: list[dict] = field(default_factory=list)
     embedded: list[dict] = field(default_factory=list)
+    #: (error_type, message) of content that could not be read as ATIF (load-error rows)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 def atif_version(doc: dict) -> tuple[int, int] | None:
@@ -157,6 +159,12 @@ def _json_text(v: Any) -> str | None:
 NESTED_TOO_DEEP = "[value nested too deeply to show]"
 
 
+def _kind(v: Any) -> str:
+    """The JSON kind of a parsed value ('object', 'string', ...)."""
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    return kinds.get(type(v), "number")
+
+
 def add_document(
     acc: Acc,
     doc: dict,
@@ -184,6 +192,11 @@ def add_document(
     agent_model = agent_model if isinstance(agent_model, str) else None
     steps = doc.get("steps")
     if type(steps) is not list:
+        if steps is not None:
+            what = _kind(steps)
+            res.problems.append(
+                ("bad_steps", f"'steps' is a JSON {what}, not a list: no steps read")
+            )
         return res
     st = [x for x in steps if type(x) is dict]
     res.n_bad_steps = len(steps) - len(st)
@@ -204,6 +217,10 @@ def add_document(
     ]
     if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
+    # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
+    # not counted as the main agent's
+    side = [type(x := s.get("extra")) is dict and x.get("is_sidechain") is True for s in st]
+    main = [is_main and not sc for sc in side]
     n_calls = [0] * n
     step_obs: list[str | None] = [None] * n
     for i, s in enumerate(st):
@@ -214,10 +231,10 @@ def add_document(
                 s,
                 ts[i],
                 (trial_id, start_index + i),
-                (trajectory, is_main, task_step),
+                (trajectory, main[i], task_step),
             )
-    for so, cp, nc in zip(src, copied, n_calls, strict=True):
-        if so == "agent" and not cp:
+    for so, cp, nc, sc in zip(src, copied, n_calls, side, strict=True):
+        if so == "agent" and not cp and not sc:
             res.n_agent_steps += 1
             res.n_tool_calls += nc
     S = acc.steps
@@ -225,7 +242,7 @@ def add_document(
     S["step_index"].extend(range(start_index, start_index + n))
     S["step_id"].extend([x if type(x := s.get("step_id")) is int else as_int(x) for s in st])
     S["trajectory"].extend([trajectory] * n)
-    S["is_main"].extend([is_main] * n)
+    S["is_main"].extend(main)
     S["task_step"].extend([task_step] * n)
     S["source"].extend(src)
     S["model_name"].extend(
@@ -255,6 +272,7 @@ def add_document(
         [x if type(x := s.get("llm_call_count")) is int else as_int(x) for s in st]
     )
     S["extra"].extend([_json_text(x) if (x := s.get("extra")) else None for s in st])
+    S["is_sidechain"].extend(side)
     return res
 
 
@@ -262,8 +280,24 @@ def _calls_and_observations(
     out: list, res: DocResult, st: dict, ts: str | None, where: tuple, label: tuple
 ) -> tuple[int, str | None]:
     """Append one step's tool-call rows (observations joined); returns (n_calls, step-level text)."""
-    calls = st.get("tool_calls")
-    calls = [c for c in calls if type(c) is dict] if type(calls) is list else ()
+    raw_calls = st.get("tool_calls")
+    calls = [c for c in raw_calls if type(c) is dict] if type(raw_calls) is list else ()
+    if type(raw_calls) is list and len(calls) != len(raw_calls):
+        n_bad = len(raw_calls) - len(calls)
+        res.problems.append(
+            (
+                "bad_tool_call",
+                f"step {where[1]}: {n_bad} tool call(s) are not JSON objects (skipped)",
+            )
+        )
+    elif raw_calls is not None and type(raw_calls) is not list:
+        what = _kind(raw_calls)
+        res.problems.append(
+            (
+                "bad_tool_call",
+                f"step {where[1]}: 'tool_calls' is a JSON {what}, not a list (skipped)",
+            )
+        )
     step_obs = None
     by_call: dict[str, list[str]] = _EMPTY
     res_extra: dict[str, list] = _EMPTY

@@ -30,7 +30,7 @@ STEP_COLUMNS: tuple[Column, ...] = (
     Column(
         "is_main",
         pl.Boolean,
-        "True for steps of the main agent trajectory (continuations included).",
+        "True for steps of the main agent trajectory (continuations included; sidechain steps excluded).",
     ),
     Column("source", pl.String, "system / user / agent.", True),
     Column("model_name", pl.String, "Model that produced the step (agent steps)."),
@@ -74,6 +74,11 @@ STEP_COLUMNS: tuple[Column, ...] = (
         "llm_retries",
         pl.Int64,
         "go-code: llm.empty_response.retry events in this step (null for ATIF).",
+    ),
+    Column(
+        "is_sidechain",
+        pl.Boolean,
+        "ATIF step extra.is_sidechain is true: a Claude Code subagent step recorded in the main trajectory (is_main False, not in trials.n_steps / n_tool_calls; null for go-code).",
     ),
 )
 

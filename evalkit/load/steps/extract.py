@@ -176,6 +176,8 @@ def _chain(
         res = _add(ctx, doc, label, is_main, task_step)
         if res.n_bad_steps:
             ctx.err(path, "bad_step", f"{res.n_bad_steps} step(s) are not JSON objects (skipped)")
+        for kind, msg in res.problems:
+            ctx.err(path, kind, msg)
         if is_main:
             ctx.tp.n_steps += res.n_agent_steps
             ctx.tp.n_tool_calls += res.n_tool_calls

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME, conform
@@ -34,7 +33,7 @@ def _schema(fields: tuple[str, ...], decl: dict) -> dict:
     return {f: _HIDDEN.get(f) or decl[f] for f in fields}
 
 
-#: Raw (pre-finish) schemas: what the Python accumulator and the native extractor produce.
+#: Raw (pre-finish) schemas: what the accumulator produces.
 STEP_RAW_SCHEMA = _schema(STEP_FIELDS, _DECL_STEP)
 CALL_RAW_SCHEMA = _schema(CALL_FIELDS, _DECL_CALL)
 
@@ -152,11 +151,6 @@ def _comparisons() -> list[tuple[str, pl.Expr, pl.Expr, pl.Expr]]:
     return out
 
 
-def metrics_differ_expr() -> pl.Expr:
-    """True where :func:`metrics_mismatch_expr` is not null (cheaper: no text built)."""
-    return pl.any_horizontal([d for *_, d in _comparisons()]).fill_null(False)
-
-
 def metrics_mismatch_expr() -> pl.Expr:
     """Null when ATIF final_metrics totals agree with result.json (or cannot be compared),
     else e.g. 'prompt_tokens: atif 485630 vs result 485000; cost_usd: atif 0.46 vs result 0.5'.
@@ -186,89 +180,15 @@ _MISMATCH = metrics_mismatch_expr().alias("metrics_mismatch")
 _RESULT_TOTALS = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
 
 
-def _totals_differ(index: pl.DataFrame, trials: pl.DataFrame) -> bool | None:
-    """Whether some final_metrics total of ``index`` differs from the trials' result.json
-    total (``metrics_differ_expr``'s rule, on numpy arrays: no query), or None when the
-    index rows are not the trials' rows in order (then the caller joins)."""
-    ids, tid = index["trial_id"].to_list(), trials["trial_id"].to_list()
-    rows = None
-    if len(tid) != len(ids):  # list operations: Series.is_in is a query (~0.1 ms)
-        wanted = set(ids)
-        rows = np.fromiter((t in wanted for t in tid), bool, len(tid))
-        tid = [t for t, k in zip(tid, rows, strict=True) if k]
-    if tid != ids:
-        return None
-
-    def values(df: pl.DataFrame, c: str) -> np.ndarray:
-        col = df[c]
-        return (col if col.dtype == pl.Float64 else col.cast(pl.Float64)).to_numpy()  # null: nan
-
-    have = set(trials.columns)
-    for name, a, r in _COMPARED:
-        if r not in have:
-            continue
-        x, y = values(index, a), values(trials, r)
-        if rows is not None:
-            y = y[rows]
-        both = ~np.isnan(x) & ~np.isnan(y)
-        if name == "cost_usd":
-            tol = np.maximum(1e-9, 1e-6 * np.maximum(np.abs(x), np.abs(y)))
-            with np.errstate(invalid="ignore"):
-                differ = np.abs(x - y) > tol
-        else:
-            differ = x != y
-        if (both & differ).any():
-            return True
-    return False
-
-
-def result_totals(trials: pl.DataFrame, rows: list[int] | None = None) -> np.ndarray:
-    """The result.json totals compared with final_metrics (n_input_tokens,
-    n_output_tokens, n_cache_tokens, cost_usd) of ``trials`` (its ``rows``, in that order;
-    None: all) as a C-contiguous float64 array of shape (4, n); NaN where unknown (null,
-    or a column the frame lacks). What the compiled extractor compares the parsed
-    final_metrics totals with (``native.Result.compare``)."""
-    n = trials.height if rows is None else len(rows)
-    out = np.full((4, n), np.nan)
-    have = set(trials.columns)
-    take = None if rows is None else np.asarray(rows, np.intp)
-    for k, (_, _, r) in enumerate(_COMPARED):
-        if r not in have:
-            continue
-        col = trials[r]
-        if col.null_count() == col.len():
-            continue  # all unknown
-        # a numeric column converts as a cast to Float64 would (nulls: NaN), no cast query
-        v = (col if col.dtype.is_numeric() else col.cast(pl.Float64)).to_numpy()
-        out[k] = v if take is None else v[take]
-    return out
-
-
-def trial_summary(
-    index: pl.DataFrame, trials: pl.DataFrame, *, totals_agree: bool = False
-) -> pl.DataFrame:
+def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
     """trial_summary (SUMMARY_SCHEMA) from the trajectory index (trial_id, n_steps,
     n_tool_calls, n_turns, fm_* final_metrics totals) and the trials frame (result.json
-    totals for metrics_mismatch; a missing column compares as unknown). The usual case
-    (all totals agree) runs no query: one costs ~0.2-1 ms whatever the row count.
-    ``totals_agree``: the caller knows every index row's totals agree with the trials'
-    (the compiled extractor compared them after parsing: ``result_totals``), so
-    metrics_mismatch is all null without comparing again."""
-    keep = ("trial_id", "n_steps", "n_tool_calls", "n_turns")
+    totals for metrics_mismatch; a missing column compares as unknown)."""
     have = set(trials.columns)
-    if (
-        not totals_agree
-        and any(c in have for c in _RESULT_TOTALS)
-        and _totals_differ(index, trials) is not False
-    ):
-        tok = trials.select(
-            "trial_id",
-            *[pl.col(c) if c in have else pl.lit(None).alias(c) for c in _RESULT_TOTALS],
-        )
-        out = index.join(tok, on="trial_id", how="left").select(*keep, _MISMATCH)
-        return out if out.schema == SUMMARY_SCHEMA else out.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]
-    cols = [index[c] for c in keep]  # the index's dtypes are SUMMARY_SCHEMA's
-    cols = [
-        c if c.dtype == SUMMARY_SCHEMA[c.name] else c.cast(SUMMARY_SCHEMA[c.name]) for c in cols
-    ]
-    return pl.DataFrame([*cols, pl.Series("metrics_mismatch", [None] * index.height, pl.String)])
+    tok = trials.select(
+        "trial_id", *[pl.col(c) if c in have else pl.lit(None).alias(c) for c in _RESULT_TOTALS]
+    ).unique("trial_id", keep="first", maintain_order=True)
+    out = index.join(tok, on="trial_id", how="left", maintain_order="left").select(
+        "trial_id", "n_steps", "n_tool_calls", "n_turns", _MISMATCH
+    )
+    return out.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]

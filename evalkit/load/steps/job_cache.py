@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from typing import NamedTuple
 
 import polars as pl
 
@@ -36,26 +37,35 @@ def errors_list(df: pl.DataFrame) -> list[LoadError]:
     return [LoadError(**r) for r in df.iter_rows(named=True)]
 
 
-def read_job(job_dir: str) -> dict[str, pl.DataFrame] | None:
-    """The job's cached tables (TABLES), or None when any is missing, of another
-    CACHE_VERSION or of another generation than the others."""
+class Cached(NamedTuple):
+    """A job's cached tables (TABLES) and the meta they were written with."""
+
+    tables: dict[str, pl.DataFrame]
+    meta: dict
+
+
+def read_job(job_dir: str) -> Cached | None:
+    """The job's cached tables, or None when any is missing, of another CACHE_VERSION or
+    of another generation than the others."""
     got = {}
-    gen = None
+    first: dict | None = None
     for name in TABLES:
         r = _cache.read_table(job_dir, name, CACHE_VERSION)
         if r is None:
             return None
         df, meta = r
-        if gen is None:
-            gen = meta.get("generation")
-        if gen is None or meta.get("generation") != gen:
+        if first is None:
+            first = meta
+        if first.get("generation") is None or meta.get("generation") != first["generation"]:
             return None
         got[name] = df
-    return got
+    return Cached(got, first or {})
 
 
-def write_job(job_dir: str, tables: dict[str, pl.DataFrame]) -> None:
-    """Write the job's tables (TABLES) under a new generation id."""
+def write_job(job_dir: str, tables: dict[str, pl.DataFrame], meta: dict | None = None) -> None:
+    """Write the job's tables (TABLES) and ``meta`` under a new generation id."""
     gen = uuid.uuid4().hex
     for name in TABLES:
-        _cache.write_table(job_dir, name, CACHE_VERSION, tables[name], {"generation": gen})
+        _cache.write_table(
+            job_dir, name, CACHE_VERSION, tables[name], {**(meta or {}), "generation": gen}
+        )

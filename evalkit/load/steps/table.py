@@ -14,8 +14,8 @@ parses only the new ones.
 
 from __future__ import annotations
 
-import functools
 import os
+from collections.abc import Collection
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -24,7 +24,7 @@ import polars as pl
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
-from evalkit.load.steps import batch, job_cache, native
+from evalkit.load.steps import job_cache
 from evalkit.load.steps.atif import Acc
 from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.steps.frames import (
@@ -33,9 +33,9 @@ from evalkit.load.steps.frames import (
     finish_steps,
     raw_calls_frame,
     raw_steps_frame,
-    result_totals,
     trial_summary,
 )
+from evalkit.load.trials.table import job_sig
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
 #: workers=None parses serially (per-step work holds the GIL, so threads do not help unless
@@ -116,21 +116,6 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
             agent = None if names is None else frozenset(names)
     parts.sort()
     return "|".join(parts) or "-", total, Listing(agent, steps)
-
-
-def _probe_all(dirs: list[str], sign: bool) -> list[tuple[str, int, Listing]]:
-    """``probe`` of every folder: by the compiled lister when enabled (threads, one call),
-    each folder it cannot describe exactly by ``probe``."""
-    if not native.enabled() or not dirs:
-        return [probe(d, sign=sign) for d in dirs]
-    out = []
-    for d, r in zip(dirs, native.probe(dirs, sign), strict=True):
-        if r is None:
-            out.append(probe(d, sign=sign))
-        else:
-            names, steps, sig, total = r
-            out.append((sig, total, Listing(names, steps)))
-    return out
 
 
 def _size(path: str) -> int:
@@ -244,68 +229,72 @@ def _harbor_trials(trials: pl.DataFrame) -> pl.DataFrame:
     return t
 
 
+def _unchanged_finished(
+    jd: str, ids: list[str], old: job_cache.Cached | None, finished: Collection[str]
+) -> bool:
+    """The job has finished, its folder signature (``trials.table.job_sig``: the trials
+    cache's rule) is the cached one and the cache holds every trial asked for: its tables
+    are reused without signing each trial folder."""
+    if old is None or jd not in finished or not old.meta.get("finished"):
+        return False
+    if old.meta.get("job_sig") != job_sig(jd):
+        return False
+    return set(ids) <= set(old.tables["traj_index"]["trial_id"].to_list())
+
+
 def build_trajectories(
-    trials: pl.DataFrame, *, cache: bool = True, progress: bool = True, workers: int | None = None
+    trials: pl.DataFrame,
+    *,
+    cache: bool = True,
+    progress: bool = True,
+    workers: int | None = None,
+    finished_jobs: Collection[str] = (),
 ) -> TrajectoryFrames:
     """Parse the trajectories of every Harbor trial in ``trials`` (all at once, in parallel).
 
     ``trials`` needs trial_id and trial_dir; job_id / job_dir (cache, error rows),
     agent_name (goose logs), source_format (non-'harbor' rows are skipped) and
     n_input_tokens / n_cache_tokens / n_output_tokens / cost_usd (metrics_mismatch) are used
-    when present. Returns steps and tool_calls conforming to STEP_COLUMNS /
-    TOOL_CALL_COLUMNS, a trial_summary (trial_id, n_steps, n_tool_calls, n_turns,
-    metrics_mismatch; one row per trial with a trajectory or goose log) and LoadErrors
-    (level 'trajectory'). Never raises on file content.
+    when present. ``finished_jobs``: job_dirs of jobs that have finished (their cached
+    tables are reused whole while the job folder is unchanged). Returns steps and
+    tool_calls conforming to STEP_COLUMNS / TOOL_CALL_COLUMNS, a trial_summary (trial_id,
+    n_steps, n_tool_calls, n_turns, metrics_mismatch; one row per trial with a trajectory or
+    goose log) and LoadErrors (level 'trajectory'). Never raises on file content.
     """
-    if not cache and native.enabled():  # its threads wake while the batch is prepared
-        native.warm(trials.height)
     t = _harbor_trials(trials)
     have, none = set(t.columns), [None] * t.height
     names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
     rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
-    # per-trial file signatures (cache) or listings (a listdir or two per trial; serial
-    # is fastest): both also tell the parser which files exist
-    if cache or not native.enabled():
-        sigs = _probe_all([r[1] for r in rows], cache)
-    else:  # the compiled extractor lists each folder itself; the Python path looks up
-        sigs = [("-", 0, None)] * len(rows)
-
     by_job: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         by_job.setdefault(r[3] or "", []).append(i)
     cached: dict[str, dict[str, pl.DataFrame]] = {}
+    job_sigs: dict[str, str] = {}
+    fast: set[str] = set()  # jobs whose tables are reused whole
     work: list[tuple] = []
-    order: list[int] = []  # the row of t of each work item
     total_bytes = 0
     for jd, idxs in by_job.items():
+        if cache and jd:
+            job_sigs[jd] = job_sig(jd)  # before the trials are looked at
         old = job_cache.read_job(jd) if (cache and jd) else None
-        old_sig = dict(old["traj_index"].select("trial_id", "sig").rows()) if old else {}
+        if _unchanged_finished(jd, [rows[i][0] for i in idxs], old, finished_jobs):
+            cached[jd] = old.tables  # type: ignore[union-attr]
+            fast.add(jd)
+            continue
+        old_sig = dict(old.tables["traj_index"].select("trial_id", "sig").rows()) if old else {}
         if old:
-            cached[jd] = old
+            cached[jd] = old.tables
         for i in idxs:
             tid, tdir, jid, _, agent = rows[i]
-            sig, nbytes, listing = sigs[i]
+            # the file signature (cache) or listing: both tell the parser which files exist
+            sig, nbytes, listing = probe(tdir, sign=cache)
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
-                order.append(i)
                 total_bytes += nbytes
-    if native.enabled():  # compiled extractor, same finished rows (steps/batch.py)
-        # the extractor compares final_metrics with these result.json totals (made while
-        # the first group is parsed)
-        totals = functools.partial(result_totals, t, order) if work and not cached else None
-        got = batch.run(
-            work, _parse_chunk, INDEX_SCHEMA, progress, cache, totals, summary=not cache
-        )
-        if got.summary is not None:  # no cache: the frames are final as they come
-            return TrajectoryFrames(got.steps, got.tool_calls, got.summary, got.errors)
-        new_steps, new_calls, new_index = got.steps, got.tool_calls, got.index
-        errors, agree = got.errors, got.totals_agree
-    else:
-        acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
-        new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
-        new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
-        new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
-        agree = False
+    acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
+    new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
+    new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
+    new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
     new_errors = job_cache.errors_frame(errors) if (cache or cached) else None
 
     parsed_ids = set(new_index["trial_id"].to_list())
@@ -330,9 +319,12 @@ def build_trajectories(
             if not jd:
                 continue
             mine = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
-            if not mine:
-                continue  # nothing new for this job: its cache is already current
+            meta = {"job_sig": job_sigs[jd], "finished": jd in finished_jobs}
             old = cached.get(jd)
+            if not mine:
+                if old is not None and meta["finished"] and jd not in fast:
+                    job_cache.write_job(jd, old, meta)  # now finished: reused whole next time
+                continue  # nothing new for this job: its cache is already current
             fresh = {
                 "traj_steps": _keep(new_steps, mine),
                 "traj_calls": _keep(new_calls, mine),
@@ -350,7 +342,7 @@ def build_trajectories(
                     )
                     for n in job_cache.TABLES
                 }
-            job_cache.write_job(jd, fresh)
+            job_cache.write_job(jd, fresh, meta)
 
     if len(steps_parts) == 1:  # nothing from the cache: the parsed frames as they are
         steps, calls, index, errs = new_steps, new_calls, new_index, list(errors)
@@ -363,6 +355,5 @@ def build_trajectories(
     if not has.all():
         # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
         index = pl.DataFrame([c.filter(has).rechunk() for c in index.iter_columns()])
-    # agree: every index row was parsed now and the extractor found all totals equal
-    summary = trial_summary(index, t, totals_agree=agree and len(steps_parts) == 1)
+    summary = trial_summary(index, t)
     return TrajectoryFrames(steps=steps, tool_calls=calls, trial_summary=summary, errors=errs)

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load.jobs.zones import job_zones
+from evalkit.load.jobs.zones import job_zones, trial_zones
 from evalkit.load.timeparse import local_zone, zone_offset_now
 from evalkit.load.trials.derive import ZONE_SOURCES, derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
@@ -92,7 +92,7 @@ def assemble(
     policy: str,
     outcome_rule: str,
     *,
-    use_cache: bool,
+    cache: bool,
 ) -> tuple[pl.DataFrame, dict[str, str]]:
     """Derived trial rows of every job (in job order, trial_dir order within a job) and the
     note on each job's naive-timestamp zone; writes the cache of every job it derived."""
@@ -129,9 +129,12 @@ def assemble(
             if raws
             else with_parsed(empty_raw(), ZONE_SOURCES)
         )
-        z, n = job_zones(raw, [job_recs[i] for i in todo], policy)
+        z, n, fallback = job_zones(raw, [job_recs[i] for i in todo], policy)
         zone_by_job.update(z)
         notes.update(n)
+        zone_by_trial = trial_zones(raw, fallback)
+    else:
+        zone_by_trial = {}
 
     # derive: only the new rows of a job whose kept rows were derived with this key and zone
     reuse: dict[int, pl.DataFrame] = {}
@@ -153,12 +156,11 @@ def assemble(
         to_derive.append(f)
     if to_derive:
         raw = pl.concat(to_derive, how="vertical_relaxed")
-        raw = raw.with_columns(
-            pl.col("job_id")
-            .replace_strict(zone_by_job, default="UTC", return_dtype=pl.String)
-            .alias("__zone")
-        )
-        derived = derive(raw, sorted(set(zone_by_job.values())), outcome_rule)
+        job_zone = pl.col("job_id").replace_strict(zone_by_job, default="UTC", return_dtype=pl.String)  # fmt: skip
+        trial_zone = pl.col("trial_id").replace_strict(zone_by_trial, default=None, return_dtype=pl.String)  # fmt: skip
+        raw = raw.with_columns(pl.coalesce(trial_zone, job_zone).alias("__zone"))
+        zones = sorted(set(zone_by_job.values()) | set(zone_by_trial.values()))
+        derived = derive(raw, zones, outcome_rule)
         by_job = derived.partition_by("job_id", as_dict=True, maintain_order=True)
         for i in raws:
             rec = job_recs[i]
@@ -171,7 +173,7 @@ def assemble(
             parts[i] = part  # type: ignore[assignment]
             # a fast-path job derived with other options keeps its table (and generation):
             # only rows that changed are written
-            if use_cache and rec["_ref"].only is None and not plans[i].from_cache:
+            if cache and rec["_ref"].only is None and not plans[i].from_cache:
                 meta = {"derive": key, "zone": zone_by_job[rec["job_id"]], "zone_note": notes[rec["job_id"]]}  # fmt: skip
                 save_job(plans[i], parts[i].drop("__label"), meta)
     ordered = [parts[i] for i in sorted(parts)]

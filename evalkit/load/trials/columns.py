@@ -10,6 +10,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME, Column
+from evalkit.load.trials.analysis import CHECK_ITEM
 
 REWARD_ITEM = pl.Struct({"name": pl.String, "value": pl.Float64})
 
@@ -50,7 +51,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "task_name",
         pl.String,
-        "Task name, always from result.json / config (never from the truncated folder name).",
+        "Task name as result.json records it; a trial without result.json takes the name a finished trial of the same task_ref recorded, else its config.json's task (never the truncated folder name).",
         True,
     ),
     Column(
@@ -130,7 +131,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "exception_type",
         pl.String,
-        "Type name of the first recorded exception (null when none).",
+        "Type name of the first recorded exception (without result.json: the last exception of exception.txt, else of a traceback ending trial.log); null when none.",
         True,
     ),
     Column(
@@ -161,6 +162,11 @@ COLUMNS: tuple[Column, ...] = (
         pl.Boolean,
         "True when any of this trial's timestamps was written without a timezone.",
     ),
+    Column(
+        "timestamp_out_of_window",
+        pl.Boolean,
+        "True when a phase or exception time lies outside [started_at, finished_at] by more than 60 s (a naive time read in the wrong zone, or a bad clock); null without both ends.",
+    ),
     # tokens / cost (exactly as recorded)
     Column(
         "n_input_tokens",
@@ -170,6 +176,11 @@ COLUMNS: tuple[Column, ...] = (
     ),
     Column("n_cache_tokens", pl.Int64, "Cached input tokens as recorded.", True),
     Column("n_output_tokens", pl.Int64, "Output tokens as recorded.", True),
+    Column(
+        "tokens_not_recorded",
+        pl.Boolean,
+        "True when input and output tokens are both 0 on a trial with a trajectory: the agent did not record its tokens (the 0s are kept, but are not a measurement).",
+    ),
     Column("cost_usd", pl.Float64, "Cost in USD; null when unknown (never 0 for unknown).", True),
     Column(
         "cost_status",
@@ -177,8 +188,17 @@ COLUMNS: tuple[Column, ...] = (
         "'recorded', 'unknown', or (rollouts) the recorder's cost status, e.g. 'unpriced'.",
     ),
     # trajectory summary (filled when trajectories are parsed; see steps/)
-    Column("n_steps", pl.Int64, "Agent steps in the trajectory (null without a trajectory).", True),
-    Column("n_tool_calls", pl.Int64, "Tool calls in the trajectory (null without a trajectory)."),
+    Column(
+        "n_steps",
+        pl.Int64,
+        "Agent steps of the main trajectory (copied-context, subagent and sidechain steps excluded); null without a trajectory. Filled when trajectories are parsed (first runs.steps / runs.tool_calls access, or load(trajectories=True)): null before, filled in every runs.trials read after.",
+        True,
+    ),
+    Column(
+        "n_tool_calls",
+        pl.Int64,
+        "Tool calls of those steps; null without a trajectory. Filled lazily like n_steps.",
+    ),
     Column(
         "n_turns",
         pl.Int64,
@@ -203,5 +223,21 @@ COLUMNS: tuple[Column, ...] = (
     Column("result_present", pl.Boolean, "The trial folder had a readable result.json."),
     Column(
         "harbor_schema", pl.String, "Format hints detected for this trial (e.g. 'v1', 'legacy-ts')."
+    ),
+    # harbor analyze (trials/analysis.py)
+    Column(
+        "analysis_checks",
+        pl.List(CHECK_ITEM),
+        "`harbor analyze` rubric checks from the trial's analysis.json, each {name, verdict (pass / fail / not_applicable), explanation}; null when the trial was not analysed (not 'passed').",
+    ),
+    Column(
+        "analysis_failed",
+        pl.String,
+        "Names of the analysis checks whose verdict is 'fail', comma-joined ('' when none failed); null when not analysed.",
+    ),
+    Column(
+        "analysis_summary",
+        pl.String,
+        "The analysis.json summary of the trial (null when not analysed).",
     ),
 )

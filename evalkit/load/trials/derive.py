@@ -44,6 +44,44 @@ def with_parsed(raw: pl.DataFrame, sources: tuple[str, ...] | None = None) -> pl
     return raw.with_columns([e for src in todo for e in parsed(src)]) if todo else raw
 
 
+#: How far a phase or exception time may lie outside its trial before it is flagged.
+WINDOW_TOLERANCE_S = 60
+
+
+def out_of_window() -> pl.Expr:
+    """``timestamp_out_of_window``: a phase or exception time (UTC) outside the trial's
+    [started_at, finished_at] by more than the tolerance; null when either end is unknown."""
+    tol = pl.duration(seconds=WINDOW_TOLERANCE_S)
+    lo, hi = pl.col("started_at") - tol, pl.col("finished_at") + tol
+    inner = [c for c in TS_MAP if c not in ("started_at", "finished_at")]
+    outside = pl.any_horizontal([((pl.col(c) < lo) | (pl.col(c) > hi)).fill_null(False) for c in inner])  # fmt: skip
+    known = pl.col("started_at").is_not_null() & pl.col("finished_at").is_not_null()
+    return pl.when(known).then(outside).otherwise(None)
+
+
+def tokens_not_recorded() -> pl.Expr:
+    """``tokens_not_recorded``: input and output counters both 0 on a trial whose agent
+    left a trajectory (it ran steps, so it used tokens): the agent did not record them.
+    An agent without a trajectory (oracle, nop) can truly use no tokens."""
+    zero = (pl.col("n_input_tokens") == 0) & (pl.col("n_output_tokens") == 0)
+    return (zero & pl.col("has_trajectory").fill_null(False)).fill_null(False)
+
+
+def measured_tokens(col: str) -> pl.Expr:
+    """A token column as a measurement: null where ``tokens_not_recorded`` (the recorded 0
+    stays in the trials frame; sums and means must not count it)."""
+    flag = pl.col("tokens_not_recorded").fill_null(False)
+    return pl.when(flag).then(None).otherwise(pl.col(col)).alias(col)
+
+
+def failed_checks() -> pl.Expr:
+    """``analysis_failed``: names of the analysis checks judged 'fail' (null: not analysed)."""
+    checks = pl.col("analysis_checks")
+    return checks.list.eval(
+        pl.element().filter(pl.element().struct.field("verdict") == "fail").struct.field("name")
+    ).list.join(", ")
+
+
 def _secs(end: str, start: str) -> pl.Expr:
     # round(6): Polars divides a column of 2+ rows by a scalar as a multiplication by its
     # reciprocal (1 ulp off) but a 1-row column exactly, so rows derived one job at a time
@@ -87,6 +125,9 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
         _secs("_as_e", "_as_s").alias("agent_setup_s"),
         _secs("_ag_e", "_ag_s").alias("agent_s"),
         _secs("_v_e", "_v_s").alias("verifier_s"),
+        out_of_window().alias("timestamp_out_of_window"),
+        tokens_not_recorded().alias("tokens_not_recorded"),
+        failed_checks().alias("analysis_failed"),
         error_kind_expr(pl.col("exception_type")).alias("error_kind"),
         pl.lit("harbor").alias("source_format"),
         pl.when(pl.col("cost_usd").is_not_null())
@@ -118,9 +159,34 @@ def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> 
     return df
 
 
+def recorded_task_names(df: pl.DataFrame) -> pl.DataFrame:
+    """Name every trial's task as Harbor recorded it for a finished trial of the same task.
+
+    A trial without result.json only has its config.json, whose task is a path, a git url
+    or a package name: its name from there can differ from the ``task_name`` Harbor writes
+    into result.json (a registry task ``harbor/x`` lives in a folder named ``x``). The
+    task id (``task_ref``) is the same in both files, so a task_ref that has a finished
+    trial anywhere in the load gives its recorded name to the unfinished ones.
+    """
+    if "result_present" not in df.columns or df.height == 0:
+        return df
+    done = pl.col("result_present").fill_null(False)
+    recorded = (pl.col("task_name").filter(done & pl.col("task_name").is_not_null()).first()).over(
+        "task_ref"
+    )
+    return df.with_columns(
+        pl.when(~done & pl.col("task_ref").is_not_null())
+        .then(pl.coalesce(recorded, pl.col("task_name")))
+        .otherwise(pl.col("task_name"))
+        .alias("task_name")
+    )
+
+
 def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
-    """Set ``run`` (user label per job, else ``label``) and number attempts within run+task
-    (by start time, then trial name; nulls last), then keep only the declared columns."""
+    """Set ``run`` (user label per job, else ``label``), name unfinished trials' tasks as
+    recorded (:func:`recorded_task_names`) and number attempts within run+task (by start
+    time, then trial name; nulls last), then keep only the declared columns."""
+    df = recorded_task_names(df)
     df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
     df = df.with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int32)

@@ -32,6 +32,7 @@ from evalkit.load.io import (
     read_json,
     read_regular,
 )
+from evalkit.load.trials.analysis import CHECK_ITEM, read_analysis
 from evalkit.load.trials.columns import REWARD_ITEM
 from evalkit.load.trials.fields import (
     _json_first,
@@ -44,6 +45,7 @@ from evalkit.load.trials.fields import (
     _ts,
     primary_reward,
 )
+from evalkit.load.trials.tracebacks import exception_from_files
 
 RAW_SCHEMA: dict[str, pl.DataType] = {
     "trial_dir": pl.String,
@@ -87,6 +89,8 @@ RAW_SCHEMA: dict[str, pl.DataType] = {
     "has_verifier_output": pl.Boolean,
     "has_artifacts_manifest": pl.Boolean,
     "harbor_schema": pl.String,
+    "analysis_checks": pl.List(CHECK_ITEM),
+    "analysis_summary": pl.String,
 }
 RAW_FIELDS = tuple(RAW_SCHEMA)
 
@@ -269,6 +273,8 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
             if e:
                 exc = e
                 break
+    if not res and listed:  # no result.json: the exception Harbor wrote on its own
+        exc = exception_from_files(base, names, trial_id, errors) or _EMPTY
     msg = exc.get("exception_message") if exc else None
     ts_exc = exc.get("occurred_at") if exc else None
 
@@ -313,6 +319,9 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         hints.append("trial-lock")
     if steps:
         hints.append("multi-step")
+    checks = summary = None
+    if "analysis.json" in names:
+        checks, summary = read_analysis(base + "analysis.json", trial_id, errors)
     env_s, env_e = _span(get("environment_setup"))
     as_s, as_e = _span(get("agent_setup"))
     ag_s, ag_e = _span(get("agent_execution"))
@@ -356,5 +365,7 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         not vnames.isdisjoint(_VERIFIER_OUTPUT),
         "artifacts" in names and os.path.isfile(base + "artifacts/manifest.json"),
         ",".join(hints) or None,
+        checks,
+        summary,
     )
     return rec, errors, f"{sig_dir}|{sig_res}|{sig_ver}|{sig_agent}"

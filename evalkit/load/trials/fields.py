@@ -32,6 +32,10 @@ def _task_ref(task_id: Any) -> tuple[str | None, str | None]:
         ) + f":{t.get('path') or ''}", "git"
     if "path" in t and t.get("path") is not None:
         return str(t.get("path")), "local"
+    name = t.get("name")
+    if isinstance(name, str) and "/" in name:  # a trial config's package task: 'org/name'
+        ref = t.get("ref")
+        return name + (f"@{ref}" if ref else ""), "package"
     return None, None
 
 

@@ -30,7 +30,7 @@ from evalkit.load.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).
-EXTRACT_VERSION = "trials-5"
+EXTRACT_VERSION = "trials-7"
 
 
 def trial_sig(trial_dir: str) -> str:
@@ -120,7 +120,7 @@ def _errors_from_meta(rows: list) -> list[LoadError]:
 
 
 def plan_job(
-    job_dir: str, job_id: str, trial_dirs: list[str], *, use_cache: bool, job_complete: bool
+    job_dir: str, job_id: str, trial_dirs: list[str], *, cache: bool, job_complete: bool
 ) -> JobTrials:
     """Decide, per trial, whether its cached row is valid or it must be extracted.
 
@@ -128,7 +128,7 @@ def plan_job(
     them unnecessary (``load/api.py``).
     """
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
-    meta = _cache.read_meta(job_dir, "trials", EXTRACT_VERSION) if use_cache else None
+    meta = _cache.read_meta(job_dir, "trials", EXTRACT_VERSION) if cache else None
     frame = None
     if meta is not None:
         jt.meta = meta
@@ -186,7 +186,7 @@ BLOCK = 8192
 
 
 def extract_all(
-    plans: list[JobTrials], *, progress: bool, workers: int | None = None, sigs: bool = True
+    plans: list[JobTrials], *, progress: bool, workers: int | None = None, cache: bool = True
 ) -> None:
     """Extract every planned trial, in place (``p.new`` of each plan).
 
@@ -203,7 +203,7 @@ def extract_all(
     def run_one(d: str, tid: str, sig: str) -> tuple[tuple, list[LoadError], str]:
         try:
             rec, errs, s = extract_trial(d, tid)
-            if sigs and not sig:  # else already taken by plan_job, or not needed
+            if cache and not sig:  # else already taken by plan_job, or not needed
                 sig = s
         except Exception as e:  # a reader bug must not kill the whole load
             rec = tuple([d] + [None] * (len(RAW_SCHEMA) - 1))

@@ -1,0 +1,83 @@
+"""``evalkit loop``: launch the candidate, wait, report against the baseline, exit with the
+gate's code (a thin shell over :func:`evalkit.launch.loop.nightly_loop`).
+
+Exit codes: 0 Ship it, 1 Hold (also when nothing could be compared), 2 Don't ship,
+3 the loop could not launch or report (problems listed), 130 interrupted (rerun resumes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalkit.cli.app import app
+from evalkit.cli.report_cmd import parse_params
+from evalkit.launch.cli import parse_kwargs
+
+COULD_NOT_RUN = 3
+
+
+@app.command("loop", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def loop_cmd(
+    ctx: typer.Context,
+    baseline: Annotated[
+        list[str],
+        typer.Option("--baseline", "-b", help="Baseline job folder or job name (repeatable)."),
+    ],
+    agent: Annotated[str | None, typer.Option("--agent", "-a")] = None,
+    agent_import_path: Annotated[str | None, typer.Option("--agent-import-path")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", "-d")] = None,
+    path: Annotated[list[Path] | None, typer.Option("--path")] = None,
+    task: Annotated[list[str] | None, typer.Option("--task", "-t")] = None,
+    attempts: Annotated[int, typer.Option("--attempts", "-k")] = 1,
+    concurrent: Annotated[int, typer.Option("--concurrent", "-n")] = 4,
+    env: Annotated[str, typer.Option("--env", "-e")] = "docker",
+    job_name: Annotated[str | None, typer.Option("--job-name")] = None,
+    runs: Annotated[Path, typer.Option("--runs")] = Path("runs"),
+    out: Annotated[Path, typer.Option("--out", "-o")] = Path("reports"),
+    agent_kwarg: Annotated[list[str] | None, typer.Option("--ak", "--agent-kwarg")] = None,
+    pass_env: Annotated[list[str] | None, typer.Option("--pass-env")] = None,
+    harbor: Annotated[str | None, typer.Option("--harbor")] = None,
+    follow_plan: Annotated[
+        bool, typer.Option("--follow-plan/--no-follow-plan", help="On a Hold, run the plan.")
+    ] = False,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+) -> None:
+    """Launch (or resume) the candidate, report it against the baseline, exit with the gate.
+
+    Nightly report parameters: -p NAME VALUE (repeatable), e.g. -p gate_alpha 0.1.
+    """
+    from evalkit.launch import HarborRunError, PreflightError, RunSpec
+    from evalkit.launch.followup import FollowUpError
+    from evalkit.launch.loop import nightly_loop
+    from evalkit.report import ReportError
+
+    spec = RunSpec(
+        agent=agent, agent_import_path=agent_import_path, model=model, dataset=dataset,
+        paths=path or (), tasks=task or (), attempts=attempts, concurrency=concurrent,
+        env=env, agent_kwargs=parse_kwargs(agent_kwarg), pass_env=pass_env or (),
+        job_name=job_name, runs_root=runs,
+    )  # fmt: skip
+    try:
+        res = nightly_loop(
+            spec, list(baseline), out=out, follow_plan=follow_plan, harbor=harbor,
+            progress=progress, report_params=dict(parse_params(list(ctx.args))),
+        )  # fmt: skip
+    except (PreflightError, HarborRunError, FollowUpError, ReportError, ValueError) as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(COULD_NOT_RUN) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    typer.echo(
+        f"{res.verdict} -> exit {res.exit_code}; report {res.html}; summary {res.summary_path}"
+    )
+    plan = res.plan
+    if plan and plan.get("tasks"):
+        typer.echo(
+            f"plan: {plan['extra_attempts']} more attempt(s) on {len(plan['tasks'])} task(s); "
+            f"evalkit run --plan {res.summary_path} --runs {runs}"
+        )
+    raise typer.Exit(res.exit_code)

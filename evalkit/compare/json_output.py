@@ -1,0 +1,292 @@
+"""compare.json: Lime Agent-QC's comparison fields, the gates, and a decision in Lime's words.
+
+Lime (limecloud/agentqc, docs/en/authoring/benchmark-and-hill-climbing.md) asks compare.json
+for at least meanRewardDelta, timeoutRateDelta, evidenceCompletenessDelta,
+p0QcGateRegressionCount, costPerPassDelta and a decision in
+{promote, promote-with-monitoring, hold, revert, blocked, needs-review}, with the acceptance
+rules: the candidate beats the baseline on reward; timeout rate must not rise; evidence
+completeness must not fall; P0 regressions = 0; cost per pass within budget; "if the delta is
+below two percentage points ... run repeated trials or pass@k before deciding"; missing
+evidence is needs-review, never pass.
+
+Every delta is B - A over the comparable tasks (both runs, finished attempts, unchanged
+task), task-weighted (each task's per-attempt rate, then the mean over tasks). Rates are
+fractions (0.02 = 2 points). Definitions:
+
+* meanRewardDelta: mean reward (null reward = 0);
+* passRateDelta: share of attempts with reward >= 1, with the CI and p-value of
+  ``evalkit.stats.paired`` on the pass indicator (and exact McNemar p for K = 1);
+* timeoutRateDelta: share of attempts that timed out (outcome timeout or a *Timeout*
+  exception, even when the verifier still passed the trial);
+* evidenceCompletenessDelta: share of attempts with trials.evidence_complete;
+* costPerPassDelta: total cost / passing attempts; null when a cost is unknown on either
+  side or a side has no pass (never 0 for unknown);
+* p0QcGateRegressionCount: Harbor has no P0 QC gates; evalkit counts the broken tasks (A
+  passed, B did not; per-task strict majority), Lime's "regression scenarios".
+
+Decision (first rule that applies; ``decisionReasons`` lists every rule that fired):
+
+1. blocked: no comparable task; hold: no meaningful comparison (fewer comparable tasks
+   than ``min_shared_tasks``, or a pass-rate interval that cannot tell a large drop from a
+   large gain: ``evalkit.compare.headline.evidence``);
+2. revert: ship gate "Don't ship" (breaks over tau or net < 0), or RegressionGuard "revert"
+   (pass rate down more than 5 points);
+3. hold: |meanRewardDelta| < 0.02 with one attempt per task on a side: more trials or
+   pass@k are needed before deciding;
+4. revert: meanRewardDelta < 0;
+5. needs-review: evidence completeness fell, or (``require_evidence``, default) some paired
+   trial lacks complete evidence;
+6. hold: no reward improvement (delta 0), timeout rate rose, cost per pass over
+   ``cost_per_pass_budget`` (USD, when given), or the ship gate holds (not enough evidence);
+7. promote-with-monitoring: RegressionGuard flags a cost (+15 %) or step (+20 %) rise;
+8. promote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalkit.compare.gates import DONT_SHIP, HOLD
+from evalkit.compare.headline import LARGE_EFFECT, MIN_SHARED_TASKS
+
+if TYPE_CHECKING:
+    from evalkit.compare.core import Comparison
+
+TOL = 1e-9
+DECISIONS = ("promote", "promote-with-monitoring", "hold", "revert", "blocked", "needs-review")
+NOISE_POINTS = 0.02
+
+
+def _get(obj: Any, name: str) -> Any:
+    v = obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+    if isinstance(v, float) and v != v:
+        return None
+    return v.item() if hasattr(v, "item") else v
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def lime_decision(
+    *,
+    n_paired: int,
+    mean_reward_delta: float | None,
+    timeout_rate_delta: float | None,
+    evidence_delta: float | None,
+    evidence_missing: int,
+    min_attempts: int | None,
+    gate_verdict: str,
+    guard_decision: str,
+    cost_per_pass_b: float | None = None,
+    cost_per_pass_budget: float | None = None,
+    require_evidence: bool = True,
+    noise_points: float = NOISE_POINTS,
+    thin_evidence: list[str] | None = None,
+) -> tuple[str, list[str]]:
+    """The decision and its reasons (module docstring for the rule order)."""
+    fired: list[tuple[int, str, str]] = []  # (priority, decision, reason)
+    if n_paired == 0 or mean_reward_delta is None:
+        return "blocked", [
+            "no comparable task: nothing both runs finished on the same task version",
+            *(thin_evidence or []),
+        ]
+    for why in thin_evidence or []:
+        fired.append((1, "hold", f"no meaningful comparison: {why}"))
+    if gate_verdict == DONT_SHIP:
+        fired.append((2, "revert", "ship gate: Don't ship"))
+    if guard_decision == "revert":
+        fired.append((2, "revert", "RegressionGuard: revert (pass rate fell more than 5 points)"))
+    mrd = mean_reward_delta
+    if abs(mrd) < noise_points - TOL and (min_attempts or 0) < 2:
+        fired.append(
+            (
+                3,
+                "hold",
+                f"meanRewardDelta {100 * mrd:+.1f} points is under {100 * noise_points:g} points "
+                "with one attempt per task: run more trials or pass@k before deciding",
+            )
+        )
+    if mrd < -TOL:
+        fired.append((4, "revert", f"mean reward fell {100 * mrd:+.1f} points"))
+    if evidence_delta is not None and evidence_delta < -TOL:
+        fired.append(
+            (5, "needs-review", f"evidence completeness fell {100 * evidence_delta:+.1f} points")
+        )
+    if require_evidence and evidence_missing > 0:
+        fired.append(
+            (
+                5,
+                "needs-review",
+                f"{evidence_missing} paired trial(s) lack complete evidence (trajectory, reward, "
+                "verifier output, artifacts manifest): missing evidence is never a pass",
+            )
+        )
+    if abs(mrd) <= TOL:
+        fired.append((6, "hold", "no mean-reward improvement"))
+    if timeout_rate_delta is not None and timeout_rate_delta > TOL:
+        fired.append((6, "hold", f"timeout rate rose {100 * timeout_rate_delta:+.1f} points"))
+    if cost_per_pass_budget is not None:
+        if cost_per_pass_b is None:
+            fired.append((6, "hold", "cost per pass unknown: cannot check the budget"))
+        elif cost_per_pass_b > cost_per_pass_budget + TOL:
+            fired.append(
+                (
+                    6,
+                    "hold",
+                    f"cost per pass ${cost_per_pass_b:.4f} over budget ${cost_per_pass_budget:.4f}",
+                )
+            )
+    if gate_verdict == HOLD:
+        fired.append((6, "hold", "ship gate: Hold (not enough evidence)"))
+    if guard_decision == "flag":
+        fired.append((7, "promote-with-monitoring", "RegressionGuard: flag (cost or steps rose)"))
+    if not fired:
+        return "promote", ["reward improved, no regression, enough evidence (ship gate: Ship it)"]
+    fired.sort(key=lambda x: x[0])
+    return fired[0][1], [r for _, _, r in fired]
+
+
+def _stats_block(cmp: Comparison, attr: str) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        s = getattr(cmp, attr)
+    except RuntimeError as e:  # evalkit.stats not available
+        return None, str(e)
+    if s is None:
+        return None, None
+    return {
+        "nTasks": _get(s, "n_tasks"),
+        "meanA": _get(s, "mean_a"),
+        "meanB": _get(s, "mean_b"),
+        "value": _get(s, "diff"),
+        "ciLow": _get(s, "ci_low"),
+        "ciHigh": _get(s, "ci_high"),
+        "confidence": cmp.options.get("confidence", 0.95),
+        "pValue": _get(s, "p_value"),
+        "method": _get(s, "method"),
+        "mcnemarExactP": _get(s, "mcnemar_exact_p"),
+        "mcnemarMidP": _get(s, "mcnemar_midp"),
+    }, None
+
+
+def _side(cmp: Comparison, s: str, paired: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    t = cmp.trials.filter(pl.col("side") == s.upper())
+    jobs = sorted(t["job_name"].drop_nulls().unique().to_list())
+    return {
+        "label": cmp.a if s == "a" else cmp.b,
+        "kind": cmp.a_kind if s == "a" else cmp.b_kind,
+        "jobs": jobs,
+        "paired": paired,
+        "allTasks": own,
+    }
+
+
+def compare_json(
+    cmp: Comparison,
+    *,
+    require_evidence: bool = True,
+    cost_per_pass_budget: float | None = None,
+    noise_points: float = NOISE_POINTS,
+    include_config_diff: bool = True,
+    min_shared_tasks: int = MIN_SHARED_TASKS,
+    large_effect: float = LARGE_EFFECT,
+) -> dict[str, Any]:
+    """Build compare.json for a :class:`~evalkit.compare.core.Comparison` (module docstring)."""
+    paired = cmp.side_summary(paired=True)
+    own = cmp.side_summary(paired=False)
+    a, b = paired["a"], paired["b"]
+    gate = cmp.gate()
+    guard = cmp.regression_guard()
+    reward_stats, err1 = _stats_block(cmp, "stats")
+    pass_stats, err2 = _stats_block(cmp, "pass_stats")
+    pf = cmp.trials.filter(pl.col("finished") & pl.col("task_name").is_in(cmp.paired_tasks))
+    evidence_missing = int((~pf["evidence"]).sum()) if pf.height else 0
+    mins = [x for x in (a["attempts_min"], b["attempts_min"]) if x is not None]
+    min_attempts = min(mins) if mins else None
+    d = {
+        "meanRewardDelta": _delta(a["mean_reward"], b["mean_reward"]),
+        "passRate": _delta(a["pass_rate"], b["pass_rate"]),
+        "timeoutRateDelta": _delta(a["timeout_rate"], b["timeout_rate"]),
+        "evidenceCompletenessDelta": _delta(a["evidence_rate"], b["evidence_rate"]),
+        "costPerPassDelta": _delta(a["cost_per_pass"], b["cost_per_pass"]),
+    }
+    ev = cmp.evidence(min_shared_tasks, large_effect)
+    decision, reasons = lime_decision(
+        n_paired=a["n_tasks"],
+        mean_reward_delta=d["meanRewardDelta"],
+        timeout_rate_delta=d["timeoutRateDelta"],
+        evidence_delta=d["evidenceCompletenessDelta"],
+        evidence_missing=evidence_missing,
+        min_attempts=min_attempts,
+        gate_verdict=gate.verdict,
+        guard_decision=guard.decision,
+        cost_per_pass_b=b["cost_per_pass"],
+        cost_per_pass_budget=cost_per_pass_budget,
+        require_evidence=require_evidence,
+        noise_points=noise_points,
+        thin_evidence=ev.reasons,
+    )
+    mrd = d["meanRewardDelta"]
+    below = mrd is not None and abs(mrd) < noise_points - TOL
+    needs_more = below and (min_attempts or 0) < 2
+    pass_block: dict[str, Any] = {"value": d["passRate"]}
+    if pass_stats is not None:
+        pass_block |= {k: v for k, v in pass_stats.items() if k != "value"}
+        pass_block["statsValue"] = pass_stats["value"]
+    out: dict[str, Any] = {
+        "schemaVersion": "evalkit.compare/1",
+        "baseline": _side(cmp, "a", a, own["a"]),
+        "candidate": _side(cmp, "b", b, own["b"]),
+        "pairedTasks": a["n_tasks"],
+        "meanRewardDelta": mrd,
+        "meanRewardDeltaStats": reward_stats,
+        "passRateDelta": pass_block,
+        "timeoutRateDelta": d["timeoutRateDelta"],
+        "evidenceCompletenessDelta": d["evidenceCompletenessDelta"],
+        "costPerPassDelta": d["costPerPassDelta"],
+        "costPerAttemptDelta": _delta(a["cost_per_attempt"], b["cost_per_attempt"]),
+        "tokensDelta": _delta(a["tokens"], b["tokens"]),
+        "durationSecondsDelta": _delta(a["duration_s"], b["duration_s"]),
+        "turnsDelta": _delta(a["turns"], b["turns"]),
+        "p0QcGateRegressionCount": len(cmp.broken),
+        "headline": [f.to_dict() for f in cmp.figures],
+        "evidence": ev.to_dict(),
+        "guardNotCompared": guard.not_compared,
+        "noise": {
+            "minAttemptsPerTask": min_attempts,
+            "belowTwoPoints": below,
+            "needsMoreTrials": needs_more,
+            "message": (
+                "meanRewardDelta is under 2 points with one attempt per task: run more "
+                "trials or pass@k before deciding"
+                if needs_more
+                else None
+            ),
+        },
+        "gates": {"ship": gate.to_dict(), "regressionGuard": guard.to_dict()},
+        "plan": cmp.plan.to_dict() if cmp.plan is not None else None,
+        "decision": decision,
+        "decisionReasons": reasons,
+        "fixed": cmp.fixed,
+        "broken": cmp.broken,
+        "onlyInA": cmp.only_in_a,
+        "onlyInB": cmp.only_in_b,
+        "notComparable": cmp.not_comparable,
+        "buckets": cmp.buckets,
+        "transitions": [
+            {"a": r["outcome_a"], "b": r["outcome_b"], "n": r["n"], "tasks": r["tasks"]}
+            for r in cmp.transitions.iter_rows(named=True)
+        ],
+    }
+    if err1 or err2:
+        out["statsUnavailable"] = err1 or err2
+    if include_config_diff and cmp.runs is not None and hasattr(cmp.runs, "jobs"):
+        try:
+            cd = cmp.config_diff()
+            out["configDiff"] = {"verdict": cd.verdict, "variables": cd.variables}
+        except (KeyError, ValueError) as e:
+            out["configDiff"] = {"verdict": None, "error": str(e)}
+    return out

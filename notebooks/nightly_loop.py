@@ -1,0 +1,55 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Nightly loop: launch, wait, report, gate
+#
+# Runs the candidate configuration through Harbor (or resumes it: the same settings find the
+# same job), waits with a live progress bar (trials done / running / failed, elapsed, ETA),
+# renders the nightly report against the baseline and writes summary.json. Run it with
+# papermill from cron or CI; `evalkit loop` is the same as a command and exits with the
+# gate's code (0 Ship it, 1 Hold, 2 Don't ship). Interrupting it leaves a job that loads;
+# running it again resumes.
+
+# %% tags=["parameters"]
+runs_dir = "runs"  # runs root: the candidate's job folder goes inside it
+baseline = "scripted-baseline"  # baseline job folder(s) or job name(s) in runs_dir
+agent = None  # Harbor agent name (oracle, claude-code, ...), or None with agent_import_path
+agent_import_path = "evalkit_scripted.agent:ScriptedAgent"  # custom agent module:Class
+model = "scripted/candidate"  # provider/model
+task_paths = ["benchmarks/smoke-tasks"]  # local task folders (or set dataset)
+dataset = None  # registry dataset name@version
+attempts = 3  # attempts per task
+concurrency = 4  # concurrent trials
+agent_kwargs = {}  # agent settings (never credentials: pass_env names them)
+pass_env = []  # names of environment variables the agent needs
+job_name = None  # None: derived from the settings, so a rerun resumes
+out_dir = "reports"  # report, executed notebook and summary.json
+follow_plan = False  # on a Hold, run the plan's extra attempts and report again
+
+# %%
+from evalkit.launch import RunSpec
+from evalkit.launch.loop import nightly_loop
+
+spec = RunSpec(
+    agent=agent, agent_import_path=agent_import_path, model=model, dataset=dataset,
+    paths=task_paths, attempts=attempts, concurrency=concurrency, agent_kwargs=agent_kwargs,
+    pass_env=pass_env, job_name=job_name, runs_root=runs_dir,
+)
+loop = nightly_loop(spec, baseline, out=out_dir, follow_plan=follow_plan)
+
+# %% [markdown]
+# The verdict, the report and, on a Hold, the plan: how many more candidate attempts on
+# which tasks most likely decide (`evalkit run --plan summary.json` runs them).
+
+# %%
+print(f"{loop.verdict} -> exit code {loop.exit_code}")
+print(f"report: {loop.html}\nsummary: {loop.summary_path}")
+loop.plan

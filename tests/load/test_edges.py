@@ -1,0 +1,128 @@
+"""Edges of real Harbor data (issue 20): each test loads a constructed job folder from
+``tests/fixtures/harbor-edges/`` (SOURCES.md there says which shape each reproduces)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import evalkit as ek
+from tests.conftest import FIXTURES
+
+EDGES = FIXTURES / "harbor-edges"
+
+
+@pytest.fixture
+def edge(tmp_path: Path):
+    """Copy of one edge fixture (loads may write nothing into the repository)."""
+
+    def copy(name: str) -> Path:
+        dst = tmp_path / name
+        shutil.copytree(EDGES / name, dst)
+        return dst
+
+    return copy
+
+
+def test_unfinished_trial_takes_the_recorded_task_name(edge) -> None:
+    runs = ek.load(edge("task-identity"), cache=False)
+    t = runs.trials
+    assert t["task_name"].n_unique() == 2
+    hb = t.filter(pl.col("task_name") == "harbor/heartbeat-status-watcher").sort("attempt")
+    assert hb["attempt"].to_list() == [1, 2]
+    assert hb["outcome"].to_list() == ["pass", "incomplete"]
+
+
+@pytest.mark.parametrize("machine_zone", ["UTC", "Asia/Tokyo"])
+def test_trial_pins_its_naive_exception_zone_when_the_job_cannot(
+    edge, monkeypatch, machine_zone: str
+) -> None:
+    monkeypatch.setenv("TZ", machine_zone)
+    t = ek.load(edge("zones"), cache=False).trials.sort("trial_name")
+    pinned, stray = t.row(0, named=True), t.row(1, named=True)
+    # the exception was written in UTC-5, right when the agent phase ended (15:10Z)
+    assert pinned["exception_at"].isoformat() == "2026-05-08T15:10:00.000412+00:00"
+    assert pinned["timestamp_out_of_window"] is False
+    # a naive time no offset can put inside its trial stays as read, and is flagged
+    assert stray["timestamp_out_of_window"] is True
+
+
+def test_out_of_window_is_null_without_both_trial_ends(edge) -> None:
+    t = ek.load(edge("task-identity"), cache=False).trials
+    unfinished = t.filter(~pl.col("result_present"))
+    assert unfinished["timestamp_out_of_window"].to_list() == [None]
+    assert t.filter(pl.col("result_present"))["timestamp_out_of_window"].to_list() == [False, False]
+
+
+def test_unfinished_trials_read_exception_txt_and_trial_log(edge) -> None:
+    t = ek.load(edge("no-result-evidence"), cache=False).trials.sort("trial_name")
+    _, cancelled, crashed = (t.row(i, named=True) for i in range(3))
+    assert (cancelled["exception_type"], cancelled["error_kind"]) == ("CancelledError", "cancelled")
+    assert cancelled["outcome"] == "incomplete"
+    assert crashed["exception_type"] == "RuntimeError"
+    assert crashed["exception_message"] == "Command timed out after 450 seconds"
+
+
+def test_missing_result_is_a_load_error_unless_the_job_runs(edge) -> None:
+    done = ek.load(edge("no-result-evidence"), cache=False)
+    errs = done.load_errors
+    assert errs["error_type"].to_list() == ["missing_result", "missing_result"]
+    incomplete = done.trials.filter(pl.col("outcome") == "incomplete")
+    assert sorted(errs["trial_id"].to_list()) == sorted(incomplete["trial_id"].to_list())
+
+    job = edge("unfinished-job")
+    stopped = ek.load(job, cache=False)  # no finished_at, content weeks old: not running
+    assert stopped.jobs["state"].to_list() == ["interrupted"]
+    assert stopped.load_errors["error_type"].to_list() == ["missing_result"]
+    running = ek.load(job, cache=False, running_window_s=10**10)
+    assert running.jobs["state"].to_list() == ["running"]
+    assert running.load_errors.height == 0
+    assert running.trials["outcome"].sort().to_list() == ["incomplete", "pass"]
+
+
+def test_zero_tokens_of_an_agent_that_ran_are_flagged_not_measured(edge) -> None:
+    t = ek.load(edge("tokens-not-recorded"), cache=False).trials.sort("trial_name")
+    ran, oracle = t.row(0, named=True), t.row(1, named=True)
+    assert (ran["n_input_tokens"], ran["n_output_tokens"]) == (0, 0)  # kept as recorded
+    assert ran["tokens_not_recorded"] is True
+    assert oracle["tokens_not_recorded"] is False  # no trajectory: its 0 tokens are true
+
+
+def test_real_hermes_trials_record_no_tokens() -> None:
+    t = ek.load(FIXTURES / "harbor" / "openclaw-dev-jobs", cache=False).trials
+    flagged = t.filter(pl.col("tokens_not_recorded"))
+    assert flagged.height > 0
+    assert set(flagged["agent_name"]) == {"hermes-gateway"}
+
+
+def test_a_fresh_copy_of_an_old_job_is_not_running(edge) -> None:
+    job = edge("copied-job") / "2026-02-03__09-00-00"  # copied just now: fresh file times
+    runs = ek.load(job, cache=False)
+    assert runs.jobs["state"].to_list() == ["unknown"]
+    assert set(runs.load_errors["error_type"]) == {"missing_result"}
+    # Harbor's own record of a job that started a minute ago agrees with the fresh writes
+    now = datetime.now(UTC) - timedelta(minutes=1)
+    (job / "lock.json").write_text(json.dumps({"created_at": now.isoformat()}))
+    runs = ek.load(job, cache=False)
+    assert runs.jobs["state"].to_list() == ["running"]
+    assert runs.load_errors.height == 0
+
+
+def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
+    t = ek.load(edge("analyzed"), cache=False).trials.sort("trial_name")
+    hacked, honest, plain = (t.row(i, named=True) for i in range(3))
+    assert hacked["analysis_failed"] == "reward_hacking"
+    assert {c["name"]: c["verdict"] for c in hacked["analysis_checks"]} == {
+        "reward_hacking": "fail",
+        "task_specification": "pass",
+    }
+    assert honest["analysis_failed"] == ""
+    assert "not_applicable" in {c["verdict"] for c in honest["analysis_checks"]}
+    # not analysed is unknown, never a pass
+    assert plain["analysis_checks"] is None and plain["analysis_failed"] is None
+    assert plain["analysis_summary"] is None
