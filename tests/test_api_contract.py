@@ -32,3 +32,23 @@ def test_findings_provider_is_registered_by_import_evalkit() -> None:
 
     assert runs_mod._findings_provider is evalkit.patterns.findings_provider
     assert callable(evalkit.patterns.detect)
+
+
+def test_second_round_many_runs_names() -> None:
+    import polars as pl
+
+    for name in ("leaderboard", "flaky_tasks", "noise_floor"):
+        assert callable(getattr(evalkit.stats, name)), name
+    trials = pl.DataFrame(
+        {
+            "run": [r for r in ("a", "b") for _ in range(12)],
+            "task_name": [f"t{i % 6}" for i in range(24)],
+            "reward": [float(i % 3 == 0) for i in range(24)],
+        }
+    )
+    lb = evalkit.stats.leaderboard(trials, by="run", metric="pass_rate", draws=200)
+    cols = "run score ci_low ci_high rank rank_low rank_high tier p_rank_1 n_tasks p_frontier"
+    assert set(cols.split()) <= set(lb.columns)
+    ft = evalkit.stats.flaky_tasks(trials, by="run")
+    assert {"task_name", "flaky"} <= set(ft.columns) and ft["flaky"].dtype == pl.Boolean
+    assert 0.0 <= evalkit.stats.noise_floor(trials, "a") <= 1.0

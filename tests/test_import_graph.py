@@ -7,7 +7,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.import_graph import cycles, import_graph, string_imports
+from scripts.import_graph import (
+    ARCHITECTURE,
+    LAYERS,
+    cycles,
+    diagram,
+    import_graph,
+    layer_violations,
+    string_imports,
+    with_diagram,
+)
 
 
 def _package(root: Path, files: dict[str, str]) -> Path:
@@ -80,3 +89,27 @@ def test_scipy_is_loaded_on_first_use_not_by_import_evalkit() -> None:
         "assert 'scipy.stats' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_no_package_imports_a_higher_layer() -> None:
+    assert layer_violations(import_graph()) == []
+
+
+def test_a_lower_layer_importing_a_higher_one_is_found(tmp_path: Path) -> None:
+    root = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "load/__init__.py": "from evalkit.report.x import y\n",
+            "report/__init__.py": "",
+            "report/x.py": "y = 1\n",
+        },
+    )
+    assert LAYERS["evalkit.load"] < LAYERS["evalkit.report"]
+    assert layer_violations(import_graph(root)) == [("evalkit.load", "evalkit.report")]
+
+
+def test_the_architecture_picture_is_current() -> None:
+    """Regenerate with: python scripts/import_graph.py diagram"""
+    doc = ARCHITECTURE.read_text(encoding="utf-8")
+    assert with_diagram(doc, diagram()) == doc

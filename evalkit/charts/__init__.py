@@ -25,6 +25,11 @@ from evalkit.charts.dists import (
     pass_at_k_frame,
     turns_dist,
 )
+from evalkit.charts.leaderboard import (
+    leaderboard_charts,
+    leaderboard_scores,
+    rank_probabilities_chart,
+)
 from evalkit.charts.offline import bundle_html, chart_html, enable_offline
 from evalkit.charts.patterns import antipattern_rates
 from evalkit.charts.runs import (
@@ -53,11 +58,14 @@ __all__ = [
     "duration_dist",
     "enable_offline",
     "error_kind_bars",
+    "leaderboard_charts",
+    "leaderboard_scores",
     "outcome_bars",
     "pareto_front",
     "pass_at_k_curves",
     "pass_at_k_frame",
     "pass_rate_ci",
+    "rank_probabilities_chart",
     "run_summary",
     "task_cells",
     "task_heatmap",

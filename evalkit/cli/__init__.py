@@ -11,6 +11,7 @@ from evalkit.cli import (  # noqa: F401  (each module adds its commands to app)
     compare_cmd,
     export_cmd,
     inspect_cmds,
+    leaderboard_cmd,
     loop_cmd,
     manage_cmd,
     report_cmd,

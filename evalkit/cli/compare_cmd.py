@@ -27,6 +27,7 @@ from evalkit.compare.bundle import evidence_bundle
 from evalkit.compare.core import CHECKSUMS, Comparison
 from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
 from evalkit.compare.select import resolve_name
+from evalkit.stats.taskquality import flaky_task_names
 
 RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
 ChecksumsOpt = typer.Option(
@@ -270,6 +271,12 @@ def compare_cmd(
     steps: bool = typer.Option(
         True, "--steps/--no-steps", help="Parse trajectories (turn / step figures)."
     ),
+    exclude_flaky: bool = typer.Option(
+        False,
+        "--exclude-flaky",
+        help="Leave out the tasks evalkit.stats.flaky_tasks flags over every loaded run "
+        "(listed in compare.json's excludedTasks).",
+    ),
 ) -> None:
     """Compare run B against run A: outcomes, buckets, paired deltas with CIs, gates."""
     check_choice("--checksums", checksums, CHECKSUMS)
@@ -277,13 +284,18 @@ def compare_cmd(
     if steps:
         _ = runs.steps
     try:
-        cmp = compare(runs, ka, kb, lam=lam, alpha=alpha, tau=tau, checksums=checksums)
+        skip = flaky_task_names(runs.trials) if exclude_flaky else []
+        cmp = compare(
+            runs, ka, kb, lam=lam, alpha=alpha, tau=tau, checksums=checksums, exclude_tasks=skip
+        )
+        if exclude_flaky:
+            err_console().print(f"Left out {len(cmp.options['exclude_tasks'])} flaky task(s).")
     except (KeyError, ValueError) as e:
         console().print(f"[red]{safe(str(e.args[0] if e.args else e))}[/red]")
         raise typer.Exit(2) from None
     if json_out is not None:
         data = orjson.dumps(
-            cmp.to_json(min_shared_tasks=min_shared_tasks),
+            cmp.to_json(min_shared_tasks=min_shared_tasks, include_integrity=steps),
             option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
             default=str,
         )

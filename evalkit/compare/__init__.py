@@ -3,11 +3,13 @@
 ``compare(runs_or_trials, a, b)`` -> :class:`Comparison` (``.tasks``, ``.transitions``,
 ``.stats``, ``.gate()``, ``.regression_guard()``, ``.to_json()``); the gates
 :func:`ship_gate` and :func:`regression_guard`; :func:`config_diff`;
-:func:`first_divergence`; :func:`evidence_bundle`. See docs/compare.md.
+:func:`first_divergence`; :func:`evidence_bundle`; :func:`against_baseline` (N runs vs one
+baseline in one table). See docs/compare.md.
 """
 
 from __future__ import annotations
 
+from evalkit.compare.baseline import against_baseline
 from evalkit.compare.bundle import evidence_bundle
 from evalkit.compare.config_diff import ConfigDiff, config_diff
 from evalkit.compare.core import Comparison, compare
@@ -26,6 +28,7 @@ __all__ = [
     "GateResult",
     "GuardMetrics",
     "GuardResult",
+    "against_baseline",
     "compare",
     "compare_json",
     "config_diff",

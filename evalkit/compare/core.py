@@ -330,6 +330,7 @@ def compare(
     tau: float = 0.10,
     confidence: float = 0.95,
     seed: int = 0,
+    exclude_tasks: Sequence[str] = (),
 ) -> Comparison:
     """Compare run A (baseline) with run B (candidate).
 
@@ -344,6 +345,9 @@ def compare(
             not comparable; "ignore": compare it anyway (it is still flagged).
         lam, alpha, tau: ship-gate defaults for ``cmp.gate()`` and compare.json.
         confidence, seed: passed to evalkit.stats.paired.
+        exclude_tasks: tasks left out of both sides before anything is computed (e.g. the
+            flaky tasks of :func:`evalkit.stats.flaky_tasks`); the ones found are listed in
+            ``options["exclude_tasks"]`` and compare.json.
     """
     if checksums not in CHECKSUMS:
         raise ValueError(f"checksums must be one of {', '.join(CHECKSUMS)}, got {checksums!r}")
@@ -357,6 +361,7 @@ def compare(
             raise ValueError(
                 f"A ({la}) and B ({lb}) share {len(shared)} trial(s): pick disjoint sides"
             )
+    ta, tb, excluded = _drop_tasks(ta, tb, task, exclude_tasks)
     ta, tb = per_trial(ta), per_trial(tb)
     tasks = task_table(ta, tb, checksums)
     trials = pl.concat(
@@ -370,6 +375,7 @@ def compare(
         "checksums": checksums,
         "confidence": confidence,
         "seed": seed,
+        "exclude_tasks": excluded,
         "_a_key": a,
         "_b_key": b,
     }
@@ -384,6 +390,20 @@ def compare(
         kb,
         _runs_for_config(runs_or_trials),
     )
+
+
+def _drop_tasks(
+    ta: pl.DataFrame, tb: pl.DataFrame, task: str, exclude: Sequence[str]
+) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
+    """Both sides without the ``exclude`` tasks, and the excluded tasks either side had."""
+    if isinstance(exclude, str):
+        raise TypeError("exclude_tasks must be a list of task names, not one string")
+    drop = {str(t) for t in exclude}
+    if not drop:
+        return ta, tb, []
+    found = (set(ta[task].drop_nulls().to_list()) | set(tb[task].drop_nulls().to_list())) & drop
+    keep = ~pl.col(task).is_in(sorted(drop)).fill_null(False)
+    return ta.filter(keep), tb.filter(keep), sorted(found)
 
 
 def _runs_for_config(runs_or_trials: Any) -> Any:

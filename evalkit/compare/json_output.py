@@ -184,6 +184,28 @@ def _side(cmp: Comparison, s: str, paired: dict[str, Any], own: dict[str, Any]) 
     }
 
 
+def _integrity(cmp: Comparison) -> dict[str, Any]:
+    """Per side, over the trials compare kept: the integrity counts (evalkit.patterns.integrity)."""
+    from evalkit.patterns.integrity import integrity_counts, integrity_flags
+
+    flags = integrity_flags(cmp.runs)
+    sides = {"trials": cmp.trials.select("trial_id", "side").unique("trial_id")}
+    counts = integrity_counts(sides, by="side", flags=flags)
+    out: dict[str, Any] = {}
+    for key, side in (("baseline", "A"), ("candidate", "B")):
+        row = counts.filter(pl.col("side") == side)
+        r = row.row(0, named=True) if row.height else {}
+        out[key] = {
+            "nPasses": r.get("n_passes", 0),
+            "nWithToolCalls": r.get("n_with_calls", 0),
+            "tamperedPasses": r.get("tampered_passes", 0),
+            "tamperedPassesCi": [r.get("tampered_passes_low"), r.get("tampered_passes_high")],
+            "greenFails": r.get("green_fails", 0),
+            "passesWithoutVerification": r.get("passes_unverified", 0),
+        }
+    return out
+
+
 def compare_json(
     cmp: Comparison,
     *,
@@ -193,8 +215,13 @@ def compare_json(
     include_config_diff: bool = True,
     min_shared_tasks: int = MIN_SHARED_TASKS,
     large_effect: float = LARGE_EFFECT,
+    include_integrity: bool = True,
 ) -> dict[str, Any]:
-    """Build compare.json for a :class:`~evalkit.compare.core.Comparison` (module docstring)."""
+    """Build compare.json for a :class:`~evalkit.compare.core.Comparison` (module docstring).
+
+    ``include_integrity``: add ``integrity`` (per side: tampered passes, green fails, passes
+    without verification; :mod:`evalkit.patterns.integrity`) when the comparison has its
+    Runs (this reads the trajectories)."""
     paired = cmp.side_summary(paired=True)
     own = cmp.side_summary(paired=False)
     a, b = paired["a"], paired["b"]
@@ -275,6 +302,7 @@ def compare_json(
         "onlyInA": cmp.only_in_a,
         "onlyInB": cmp.only_in_b,
         "notComparable": cmp.not_comparable,
+        "excludedTasks": list(cmp.options.get("exclude_tasks", [])),
         "buckets": cmp.buckets,
         "transitions": [
             {"a": r["outcome_a"], "b": r["outcome_b"], "n": r["n"], "tasks": r["tasks"]}
@@ -283,6 +311,8 @@ def compare_json(
     }
     if err1 or err2:
         out["statsUnavailable"] = err1 or err2
+    if include_integrity and cmp.runs is not None and hasattr(cmp.runs, "tool_calls"):
+        out["integrity"] = _integrity(cmp)
     if include_config_diff and cmp.runs is not None and hasattr(cmp.runs, "jobs"):
         try:
             cd = cmp.config_diff()

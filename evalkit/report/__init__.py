@@ -30,6 +30,7 @@ from evalkit.report.export import external_resources, make_offline, to_html
 from evalkit.report.failures import antipatterns, cost_efficiency, heatmap, taxonomy
 from evalkit.report.first_screen import answer, warnings
 from evalkit.report.html import CSS
+from evalkit.report.many_runs import leaderboard
 from evalkit.report.nbrun import ReportError, execute
 from evalkit.report.overview import data_quality, header, runs_frame, runs_table
 from evalkit.report.parts import Parts
@@ -83,6 +84,7 @@ __all__ = [
     "gate",
     "header",
     "heatmap",
+    "leaderboard",
     "load_context",
     "make_offline",
     "notebook_parameters",

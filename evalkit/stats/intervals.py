@@ -294,115 +294,166 @@ def clustered_proportion_ci(
     check_confidence(confidence)
     est = normalize_estimand(estimand)
     s, k = as_task_arrays(successes, attempts)
-    present = k > 0
-    n_tasks = present.sum(axis=-1).astype(float)
-    big_n = k.sum(axis=-1)
-    big_s = s.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(big_n > 0, big_s / np.where(big_n > 0, big_n, 1.0), np.nan)
-    v_iid = p * (1.0 - p) / np.where(big_n > 0, big_n, np.nan)
-    single = np.all(np.where(present, k == 1, True), axis=-1)
     mkey = str(method).strip().lower().replace("_", "-")
-
     if est == "same_tasks":
         if mkey not in ("auto", "wilson"):
             raise ValueError("estimand='same_tasks' supports method 'auto' (= 'wilson') only")
-        kk = np.where(present, k, 0.0)
-        pt = (s + 0.5) / (kk + 1.0)
-        var = (kk * pt * (1.0 - pt)).sum(axis=-1) / np.where(big_n > 0, big_n, np.nan) ** 2
-        pbar = (kk * pt).sum(axis=-1) / np.where(big_n > 0, big_n, np.nan)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            deff = var / (pbar * (1.0 - pbar) / big_n)
-            n_eff = big_n / deff
-        lo, hi = proportion_ci(
-            np.nan_to_num(p) * np.nan_to_num(n_eff), np.nan_to_num(n_eff), confidence=confidence
-        )
-        nanmask = ~(big_n > 0)
-        return IntervalArrays(
-            estimate=p,
-            low=np.where(nanmask, np.nan, lo),
-            high=np.where(nanmask, np.nan, hi),
-            se=np.sqrt(var),
-            n_eff=n_eff,
-            deff=deff,
-            fallback=np.zeros_like(p, dtype=bool),
-            label="wilson-rerun",
-            fallback_label="wilson-rerun",
-        )
-
-    # --- new_tasks (E1) ---
-    with np.errstate(invalid="ignore", divide="ignore"):
-        v_cl = cluster_ratio_variance(s, k, p, present, n_tasks, big_n)
-        deff = np.where((p > 0) & (p < 1), v_cl / v_iid, np.nan)
-        ess = np.where(v_cl > 0, p * (1.0 - p) / v_cl, big_n)
-    ess = np.where(np.isfinite(ess), np.minimum(ess, big_n), n_tasks)
-    n_eff = np.where(single, n_tasks, ess)
-    se = np.where(single, np.sqrt(v_iid), np.sqrt(v_cl))
-    tasks_pass = (present & (s > 0)).sum(axis=-1)
-    tasks_fail = (present & (s < k)).sum(axis=-1)
-    few = np.minimum(tasks_pass, tasks_fail) <= FEW_TASKS
-    edge = (p <= 0) | (p >= 1)
-    n_few = np.where(edge, n_tasks, np.minimum(n_eff, n_tasks))
-    empty = ~(big_n > 0)
-    suffix = "" if bool(np.all(single)) else "-clustered"
-
+        return _rerun_interval(s, k, confidence)
+    d = _TaskPool.of(s, k)
     if mkey == "auto" or mkey in _PROPORTION_METHODS:
-        base = "wilson" if mkey == "auto" else _method_name(mkey)
-        fb_method = "mid-p" if mkey == "auto" else base
-        n_use = np.where(few, n_few, n_eff)
-        pz = np.nan_to_num(p)
-        nz = np.where(empty, 1.0, np.nan_to_num(n_use, nan=1.0))
-        lo, hi = proportion_ci(pz * nz, nz, confidence=confidence, method=base)
-        if np.any(few & ~empty):
-            sel = few & ~empty
-            lo2, hi2 = proportion_ci(
-                pz[sel] * nz[sel], nz[sel], confidence=confidence, method=fb_method
-            )
-            lo = np.array(lo, dtype=float)
-            hi = np.array(hi, dtype=float)
-            lo[sel] = lo2
-            hi[sel] = hi2
-        label, fb_label = base + suffix, fb_method + suffix
-        fallback = few & ~empty
-        n_eff = np.where(few, n_few, n_eff)
+        r = _effective_sample_interval(d, mkey, confidence)
     elif mkey == "cluster-t":
-        df = np.maximum(n_tasks - 1.0, 1.0)
-        t = stats.t.ppf(0.5 + confidence / 2.0, df)
-        half = t * np.sqrt(np.nan_to_num(v_cl))
-        lo = np.clip(p - half, 0.0, 1.0)
-        hi = np.clip(p + half, 0.0, 1.0)
-        lo = np.where(n_tasks > 1, lo, np.nan)
-        hi = np.where(n_tasks > 1, hi, np.nan)
-        label = fb_label = "cluster-t"
-        fallback = np.zeros_like(p, dtype=bool)
-        se = np.sqrt(v_cl)
+        r = _cluster_t_interval(d, confidence)
     elif mkey == "cluster-bootstrap":
         lo, hi = cluster_bootstrap_ratio_ci(s, k, confidence, n_resamples, seed)
-        label = fb_label = "cluster-bootstrap"
-        fallback = np.zeros_like(p, dtype=bool)
-        se = np.sqrt(v_cl)
+        r = _Bounds(
+            lo, hi, d.no_fallback, "cluster-bootstrap", "cluster-bootstrap", se=np.sqrt(d.v_cl)
+        )
     elif mkey == "iid-wilson":
         lo, hi = proportion_ci(
-            np.nan_to_num(big_s), np.where(empty, 0.0, big_n), confidence=confidence
+            np.nan_to_num(d.big_s), np.where(d.empty, 0.0, d.big_n), confidence=confidence
         )
-        label = fb_label = "iid-wilson"
-        fallback = np.zeros_like(p, dtype=bool)
-        n_eff = big_n
+        r = _Bounds(lo, hi, d.no_fallback, "iid-wilson", "iid-wilson", n_eff=d.big_n)
     else:
         raise ValueError(
             f"unknown method {method!r}; use 'auto', 'wilson', 'clopper-pearson', 'jeffreys', "
             "'mid-p', 'cluster-t', 'cluster-bootstrap' or 'iid-wilson'"
         )
-    lo = np.where(empty, np.nan, lo)
-    hi = np.where(empty, np.nan, hi)
+    n_eff = d.n_eff if r.n_eff is None else r.n_eff
+    return IntervalArrays(
+        estimate=d.p,
+        low=np.where(d.empty, np.nan, r.low),
+        high=np.where(d.empty, np.nan, r.high),
+        se=d.se if r.se is None else r.se,
+        n_eff=np.where(d.empty, np.nan, n_eff),
+        deff=d.deff,
+        fallback=np.asarray(r.fallback),
+        label=r.label,
+        fallback_label=r.fallback_label,
+    )
+
+
+@dataclass(frozen=True)
+class _TaskPool:
+    """The pooled rate of tasks with repeated attempts and its task-clustered spread."""
+
+    s: np.ndarray
+    k: np.ndarray
+    present: np.ndarray
+    n_tasks: np.ndarray
+    big_n: np.ndarray
+    big_s: np.ndarray
+    p: np.ndarray
+    v_cl: np.ndarray
+    deff: np.ndarray
+    n_eff: np.ndarray
+    se: np.ndarray
+    single: np.ndarray
+    empty: np.ndarray
+
+    @classmethod
+    def of(cls, s: np.ndarray, k: np.ndarray) -> _TaskPool:
+        present = k > 0
+        n_tasks = present.sum(axis=-1).astype(float)
+        big_n, big_s = k.sum(axis=-1), s.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.where(big_n > 0, big_s / np.where(big_n > 0, big_n, 1.0), np.nan)
+        v_iid = p * (1.0 - p) / np.where(big_n > 0, big_n, np.nan)
+        single = np.all(np.where(present, k == 1, True), axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            v_cl = cluster_ratio_variance(s, k, p, present, n_tasks, big_n)
+            deff = np.where((p > 0) & (p < 1), v_cl / v_iid, np.nan)
+            ess = np.where(v_cl > 0, p * (1.0 - p) / v_cl, big_n)
+        ess = np.where(np.isfinite(ess), np.minimum(ess, big_n), n_tasks)
+        return cls(
+            s=s, k=k, present=present, n_tasks=n_tasks, big_n=big_n, big_s=big_s, p=p,
+            v_cl=v_cl, deff=deff, n_eff=np.where(single, n_tasks, ess),
+            se=np.where(single, np.sqrt(v_iid), np.sqrt(v_cl)), single=single,
+            empty=~(big_n > 0),
+        )  # fmt: skip
+
+    @property
+    def no_fallback(self) -> np.ndarray:
+        return np.zeros_like(self.p, dtype=bool)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """One method's interval; n_eff / se None: the pool's."""
+
+    low: np.ndarray
+    high: np.ndarray
+    fallback: np.ndarray
+    label: str
+    fallback_label: str
+    n_eff: np.ndarray | None = None
+    se: np.ndarray | None = None
+
+
+def _effective_sample_interval(d: _TaskPool, mkey: str, confidence: float) -> _Bounds:
+    """A binomial interval on the effective sample (p * n_eff, n_eff); the exact mid-p
+    (or the chosen method) at task level when few tasks carry a pass or a fail."""
+    tasks_pass = (d.present & (d.s > 0)).sum(axis=-1)
+    tasks_fail = (d.present & (d.s < d.k)).sum(axis=-1)
+    few = np.minimum(tasks_pass, tasks_fail) <= FEW_TASKS
+    edge = (d.p <= 0) | (d.p >= 1)
+    n_few = np.where(edge, d.n_tasks, np.minimum(d.n_eff, d.n_tasks))
+    suffix = "" if bool(np.all(d.single)) else "-clustered"
+    base = "wilson" if mkey == "auto" else _method_name(mkey)
+    fb_method = "mid-p" if mkey == "auto" else base
+    n_use = np.where(few, n_few, d.n_eff)
+    pz = np.nan_to_num(d.p)
+    nz = np.where(d.empty, 1.0, np.nan_to_num(n_use, nan=1.0))
+    lo, hi = proportion_ci(pz * nz, nz, confidence=confidence, method=base)
+    sel = few & ~d.empty
+    if np.any(sel):
+        lo2, hi2 = proportion_ci(
+            pz[sel] * nz[sel], nz[sel], confidence=confidence, method=fb_method
+        )
+        lo = np.array(lo, dtype=float)
+        hi = np.array(hi, dtype=float)
+        lo[sel] = lo2
+        hi[sel] = hi2
+    return _Bounds(
+        lo, hi, sel, base + suffix, fb_method + suffix, n_eff=np.where(few, n_few, d.n_eff)
+    )
+
+
+def _cluster_t_interval(d: _TaskPool, confidence: float) -> _Bounds:
+    """p ± t(n_tasks - 1) * clustered se, clipped to [0, 1]; undefined for one task."""
+    df = np.maximum(d.n_tasks - 1.0, 1.0)
+    t = stats.t.ppf(0.5 + confidence / 2.0, df)
+    half = t * np.sqrt(np.nan_to_num(d.v_cl))
+    lo = np.where(d.n_tasks > 1, np.clip(d.p - half, 0.0, 1.0), np.nan)
+    hi = np.where(d.n_tasks > 1, np.clip(d.p + half, 0.0, 1.0), np.nan)
+    return _Bounds(lo, hi, d.no_fallback, "cluster-t", "cluster-t", se=np.sqrt(d.v_cl))
+
+
+def _rerun_interval(s: np.ndarray, k: np.ndarray, confidence: float) -> IntervalArrays:
+    """estimand 'same_tasks': Wilson on N / deff with the stratified re-run variance."""
+    present = k > 0
+    big_n, big_s = k.sum(axis=-1), s.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(big_n > 0, big_s / np.where(big_n > 0, big_n, 1.0), np.nan)
+    kk = np.where(present, k, 0.0)
+    pt = (s + 0.5) / (kk + 1.0)
+    var = (kk * pt * (1.0 - pt)).sum(axis=-1) / np.where(big_n > 0, big_n, np.nan) ** 2
+    pbar = (kk * pt).sum(axis=-1) / np.where(big_n > 0, big_n, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = var / (pbar * (1.0 - pbar) / big_n)
+        n_eff = big_n / deff
+    lo, hi = proportion_ci(
+        np.nan_to_num(p) * np.nan_to_num(n_eff), np.nan_to_num(n_eff), confidence=confidence
+    )
+    nanmask = ~(big_n > 0)
     return IntervalArrays(
         estimate=p,
-        low=lo,
-        high=hi,
-        se=se,
-        n_eff=np.where(empty, np.nan, n_eff),
+        low=np.where(nanmask, np.nan, lo),
+        high=np.where(nanmask, np.nan, hi),
+        se=np.sqrt(var),
+        n_eff=n_eff,
         deff=deff,
-        fallback=np.asarray(fallback),
-        label=label,
-        fallback_label=fb_label,
+        fallback=np.zeros_like(p, dtype=bool),
+        label="wilson-rerun",
+        fallback_label="wilson-rerun",
     )

@@ -52,23 +52,34 @@ def _spec(ch: alt.TopLevelMixin) -> dict:
     return ch.to_dict()
 
 
+def _dicts(x: object) -> list[dict]:
+    """Every dict inside a chart spec, the spec first."""
+    if isinstance(x, dict):
+        return [x, *(d for v in x.values() for d in _dicts(v))]
+    if isinstance(x, list):
+        return [d for v in x for d in _dicts(v)]
+    return []
+
+
 def _tooltip_fields(spec: dict) -> set[str]:
     out: set[str] = set()
-
-    def walk(x: object) -> None:
-        if isinstance(x, dict):
-            tip = x.get("tooltip")
-            for t in tip if isinstance(tip, list) else ([tip] if isinstance(tip, dict) else []):
-                if isinstance(t, dict) and "field" in t:
-                    out.add(t["field"])
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(spec)
+    for d in _dicts(spec):
+        tip = d.get("tooltip")
+        for t in tip if isinstance(tip, list) else ([tip] if isinstance(tip, dict) else []):
+            if isinstance(t, dict) and "field" in t:
+                out.add(t["field"])
     return out
+
+
+def _rows(spec: dict) -> list[dict]:
+    """Every inline data row of a chart spec (top level and layers)."""
+    return [
+        row
+        for d in _dicts(spec)
+        if isinstance(d.get("values"), list)
+        for row in d["values"]
+        if isinstance(row, dict)
+    ]
 
 
 def _title(spec: dict) -> str:
@@ -211,11 +222,17 @@ def test_real_harbor_trials() -> None:
     )
     t = runs.trials
     for ch in (
-        charts.task_heatmap(t),
-        charts.outcome_bars(t),
         charts.error_kind_bars(t),
         charts.duration_dist(t),
         charts.turns_dist(t),
         charts.pass_rate_ci(t),
     ):
         json.dumps(_spec(ch))
+    # the plotted numbers are the frame's: outcome counts per run, every task in the heatmap
+    bars = _rows(_spec(charts.outcome_bars(t)))
+    counts = t.group_by("run", "outcome").len()
+    assert {(r["run"], r["outcome"]): r["trials"] for r in bars} == {
+        (r["run"], r["outcome"]): r["len"] for r in counts.iter_rows(named=True)
+    }
+    cells = _rows(_spec(charts.task_heatmap(t)))
+    assert {r["task_name"] for r in cells if "task_name" in r} == set(t["task_name"].to_list())

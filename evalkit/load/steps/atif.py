@@ -1,9 +1,10 @@
 """One ATIF document (any version v1.0-v1.8) -> rows appended to a column accumulator.
 
-Everything here is per-step Python over already-parsed JSON (orjson); the vectorised parts
-(timestamps, exit codes, is_error, retries) run later over whole frames in ``table.py``.
-Nothing here raises on bad content: wrong types become nulls, non-dict steps are counted
-and reported by the caller.
+The document comes as the Structs of ``steps/schema.py`` (decoded by msgspec, or a parsed
+object converted by ``schema.lenient``); the per-step Python here builds the columns, the
+vectorised parts (timestamps, exit codes, is_error, retries) run later over whole frames
+(``frames.py``). Nothing here raises on bad content: wrong types become nulls, non-object
+steps and calls are counted and reported by the caller.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import orjson
 
 from evalkit.load.io import as_int, finite_float
 from evalkit.load.steps.commands import shell_command, structured_signals
+from evalkit.load.steps.schema import Metrics, Step, Trajectory, lenient
 
 #: Hidden/raw step columns, in the order the accumulator stores them.
 STEP_FIELDS = (
@@ -35,6 +37,7 @@ _DUMPS = orjson.dumps
 _SORT = orjson.OPT_SORT_KEYS
 _INF = float("inf")
 _EMPTY: dict = {}  # shared read-only default
+_NO_METRICS = Metrics()
 
 
 class Acc:
@@ -81,9 +84,8 @@ class DocResult:
     problems: list[tuple[str, str]] = field(default_factory=list)
 
 
-def atif_version(doc: dict) -> tuple[int, int] | None:
-    """(major, minor) of ``schema_version`` 'ATIF-vX.Y'; None when absent/unknown (read as v1.8)."""
-    sv = doc.get("schema_version")
+def atif_version(sv: Any) -> tuple[int, int] | None:
+    """(major, minor) of a ``schema_version`` 'ATIF-vX.Y'; None when absent/unknown (read as v1.8)."""
     m = _VERSION.match(sv) if isinstance(sv, str) else None
     return (int(m.group(1)), int(m.group(2))) if m else None
 
@@ -159,15 +161,9 @@ def _json_text(v: Any) -> str | None:
 NESTED_TOO_DEEP = "[value nested too deeply to show]"
 
 
-def _kind(v: Any) -> str:
-    """The JSON kind of a parsed value ('object', 'string', ...)."""
-    kinds = {dict: "object", list: "array", str: "string", bool: "boolean"}
-    return kinds.get(type(v), "number")
-
-
 def add_document(
     acc: Acc,
-    doc: dict,
+    doc: Trajectory | dict,
     *,
     trial_id: str,
     start_index: int,
@@ -175,56 +171,48 @@ def add_document(
     is_main: bool,
     task_step: str | None,
 ) -> DocResult:
-    """Append the steps and tool calls of one ATIF document; returns what it contributed.
+    """Append the steps and tool calls of one ATIF document (decoded, or a generically
+    parsed object: ``schema.lenient``); returns what it contributed.
 
     ``start_index`` is the trial-level step_index of this document's first step.
     """
-    res = DocResult(version=atif_version(doc))
-    fm = doc.get("final_metrics")
+    if isinstance(doc, dict):
+        doc, problems, n_bad = lenient(doc, start_index)
+    else:
+        problems, n_bad = [], 0
+    res = DocResult(version=atif_version(doc.schema_version), n_bad_steps=n_bad, problems=problems)
+    fm = doc.final_metrics
     res.final_metrics = fm if isinstance(fm, dict) else None
-    ref = doc.get("continued_trajectory_ref")
+    ref = doc.continued_trajectory_ref
     res.continued_ref = ref if isinstance(ref, str) and ref else None
-    emb = doc.get("subagent_trajectories")
+    emb = doc.subagent_trajectories
     if isinstance(emb, list):
         res.embedded = [e for e in emb if isinstance(e, dict)]
-    agent = doc.get("agent")
+    agent = doc.agent
     agent_model = agent.get("model_name") if isinstance(agent, dict) else None
     agent_model = agent_model if isinstance(agent_model, str) else None
-    steps = doc.get("steps")
-    if type(steps) is not list:
-        if steps is not None:
-            what = _kind(steps)
-            res.problems.append(
-                ("bad_steps", f"'steps' is a JSON {what}, not a list: no steps read")
-            )
+    st = doc.steps
+    if not st:
         return res
-    st = [x for x in steps if type(x) is dict]
-    res.n_bad_steps = len(steps) - len(st)
     n = len(st)
-    if not n:
-        return res
-    # step columns, one comprehension each (type checks inline; ints outside int64 are
-    # nulled by the frame build)
-    src = [x if type(x := s.get("source")) is str else None for s in st]
-    copied = [x if type(x := s.get("is_copied_context")) is bool else None for s in st]
-    ts = [x if type(x := s.get("timestamp")) is str else None for s in st]
-    ms = [m if type(m := s.get("metrics")) is dict else _EMPTY for s in st]
-    pt = [x if type(x := m.get("prompt_tokens")) is int else as_int(x) for m in ms]
-    ct = [x if type(x := m.get("completion_tokens")) is int else as_int(x) for m in ms]
-    ca = [x if type(x := m.get("cached_tokens")) is int else as_int(x) for m in ms]
-    cost = [
-        x if type(x := m.get("cost_usd")) is float and x - x == 0 else finite_float(x) for m in ms
-    ]
+    src = [s.source for s in st]
+    copied = [s.is_copied_context for s in st]
+    ts = [s.timestamp for s in st]
+    ms = [s.metrics or _NO_METRICS for s in st]
+    pt = [x if type(x := m.prompt_tokens) is int else as_int(x) for m in ms]
+    ct = [x if type(x := m.completion_tokens) is int else as_int(x) for m in ms]
+    ca = [x if type(x := m.cached_tokens) is int else as_int(x) for m in ms]
+    cost = [x if type(x := m.cost_usd) is float and x - x == 0 else finite_float(x) for m in ms]
     if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
     # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
     # not counted as the main agent's
-    side = [type(x := s.get("extra")) is dict and x.get("is_sidechain") is True for s in st]
+    side = [type(x := s.extra) is dict and x.get("is_sidechain") is True for s in st]
     main = [is_main and not sc for sc in side]
     n_calls = [0] * n
     step_obs: list[str | None] = [None] * n
     for i, s in enumerate(st):
-        if "tool_calls" in s or "observation" in s:
+        if s.tool_calls is not None or s.observation is not None:
             n_calls[i], step_obs[i] = _calls_and_observations(
                 acc.calls,
                 res,
@@ -240,25 +228,22 @@ def add_document(
     S = acc.steps
     S["trial_id"].extend([trial_id] * n)
     S["step_index"].extend(range(start_index, start_index + n))
-    S["step_id"].extend([x if type(x := s.get("step_id")) is int else as_int(x) for s in st])
+    S["step_id"].extend([x if type(x := s.step_id) is int else as_int(x) for s in st])
     S["trajectory"].extend([trajectory] * n)
     S["is_main"].extend(main)
     S["task_step"].extend([task_step] * n)
     S["source"].extend(src)
     S["model_name"].extend(
         [
-            x if type(x := s.get("model_name")) is str else (agent_model if so == "agent" else None)
+            x if (x := s.model_name) is not None else (agent_model if so == "agent" else None)
             for s, so in zip(st, src, strict=True)
         ]
     )
     S["message"].extend(
-        [x if type(x := s.get("message")) is str or x is None else content_text(x) for s in st]
+        [x if type(x := s.message) is str or x is None else content_text(x) for s in st]
     )
     S["reasoning_content"].extend(
-        [
-            x if type(x := s.get("reasoning_content")) is str or x is None else _json_text(x)
-            for s in st
-        ]
+        [x if type(x := s.reasoning_content) is str or x is None else _json_text(x) for s in st]
     )
     S["_ts"].extend(ts)
     S["prompt_tokens"].extend(pt)
@@ -268,61 +253,39 @@ def add_document(
     S["n_tool_calls"].extend(n_calls)
     S["observation"].extend(step_obs)
     S["is_copied_context"].extend(copied)
-    S["llm_call_count"].extend(
-        [x if type(x := s.get("llm_call_count")) is int else as_int(x) for s in st]
-    )
-    S["extra"].extend([_json_text(x) if (x := s.get("extra")) else None for s in st])
+    S["llm_call_count"].extend([x if type(x := s.llm_call_count) is int else as_int(x) for s in st])
+    S["extra"].extend([_json_text(x) if (x := s.extra) else None for s in st])
     S["is_sidechain"].extend(side)
     return res
 
 
 def _calls_and_observations(
-    out: list, res: DocResult, st: dict, ts: str | None, where: tuple, label: tuple
+    out: list, res: DocResult, st: Step, ts: str | None, where: tuple, label: tuple
 ) -> tuple[int, str | None]:
     """Append one step's tool-call rows (observations joined); returns (n_calls, step-level text)."""
-    raw_calls = st.get("tool_calls")
-    calls = [c for c in raw_calls if type(c) is dict] if type(raw_calls) is list else ()
-    if type(raw_calls) is list and len(calls) != len(raw_calls):
-        n_bad = len(raw_calls) - len(calls)
-        res.problems.append(
-            (
-                "bad_tool_call",
-                f"step {where[1]}: {n_bad} tool call(s) are not JSON objects (skipped)",
-            )
-        )
-    elif raw_calls is not None and type(raw_calls) is not list:
-        what = _kind(raw_calls)
-        res.problems.append(
-            (
-                "bad_tool_call",
-                f"step {where[1]}: 'tool_calls' is a JSON {what}, not a list (skipped)",
-            )
-        )
+    calls = st.tool_calls or ()
     step_obs = None
     by_call: dict[str, list[str]] = _EMPTY
     res_extra: dict[str, list] = _EMPTY
-    obs = st.get("observation")
-    results = obs.get("results") if type(obs) is dict else None
-    if type(results) is list and results:
+    results = st.observation.results if st.observation is not None else None
+    if results:
         by_call, res_extra = {}, {}
-        call_ids = {x for c in calls if type(x := c.get("tool_call_id")) is str}
+        call_ids = {x for c in calls if (x := c.tool_call_id) is not None}
         step_level: list[str] = []
         for r in results:
-            if type(r) is not dict:
-                continue
-            refs = r.get("subagent_trajectory_ref")
+            refs = r.subagent_trajectory_ref
             if refs:
                 if type(refs) is list:
                     res.subagent_refs.extend(x for x in refs if type(x) is dict)
                 elif type(refs) is dict:
                     res.subagent_refs.append(refs)
-            c = r.get("content")
+            c = r.content
             text = c if type(c) is str or c is None else content_text(c)
-            sid = r.get("source_call_id")
-            if type(sid) is str and sid in call_ids:
+            sid = r.source_call_id
+            if sid is not None and sid in call_ids:
                 if text is not None:
                     by_call.setdefault(sid, []).append(text)
-                rx = r.get("extra")
+                rx = r.extra
                 if rx:
                     res_extra.setdefault(sid, []).append(rx)
             elif text is not None:
@@ -333,13 +296,7 @@ def _calls_and_observations(
     trial_id, idx = where
     trajectory, is_main, task_step = label
     for ci, c in enumerate(calls):
-        cid = c.get("tool_call_id")
-        if type(cid) is not str:
-            cid = None
-        fn = c.get("function_name")
-        if type(fn) is not str:
-            fn = None
-        args = c.get("arguments")
+        cid, fn, args = c.tool_call_id, c.function_name, c.arguments
         texts = by_call.get(cid) if cid is not None else None
         if texts is not None:
             o, osrc = (texts[0] if len(texts) == 1 else "\n".join(texts)), "call_id"
@@ -347,7 +304,7 @@ def _calls_and_observations(
             o, osrc = step_obs, "step"
         else:
             o = osrc = None
-        cx = c.get("extra")
+        cx = c.extra
         rx = res_extra.get(cid) if cid is not None else None
         if cx or rx:
             s_err, s_exit = structured_signals(cx, *(rx or ()))

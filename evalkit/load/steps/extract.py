@@ -32,6 +32,7 @@ from evalkit.load import io
 from evalkit.load.errors import LoadError
 from evalkit.load.steps.atif import Acc, DocResult, add_document, sniff
 from evalkit.load.steps.goose import find_goose_log, goose_turns
+from evalkit.load.steps.schema import Trajectory, decode, is_atif
 
 _CONT = re.compile(r"trajectory\.cont-(\d+)\.json$")
 _MAX_FILES = 500  # continuation / subagent files per trial (cycle and bomb guard)
@@ -75,10 +76,14 @@ class _Ctx:
             LoadError(path, "trajectory", kind, msg, self.job_id, self.tp.trial_id)
         )
 
-    def load(self, path: str, missing_ok: bool = False) -> dict | None:
+    def load(self, path: str, missing_ok: bool = False) -> Trajectory | dict | None:
+        """The ATIF document at ``path``: decoded into Structs, or (other types than
+        declared, not strict JSON) parsed generically; None after an error row."""
         data, e = _read(path)
         if missing_ok and e is not None and e.error_type == "missing":
             return None
+        if e is None and (t := decode(data)) is not None and is_atif(t):  # type: ignore[arg-type]
+            return t
         doc = None
         if e is None:
             try:

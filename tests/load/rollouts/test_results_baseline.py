@@ -8,7 +8,12 @@ import polars as pl
 import pytest
 
 from evalkit.load.rollouts import join_results, read_baseline, read_results_jsonl, read_rollouts
-from tests.rollouts.rollout_helpers import GOLDEN_ID, ROLLOUTS, fixture_folder, trials_with_details
+from tests.load.rollouts.rollout_helpers import (
+    GOLDEN_ID,
+    ROLLOUTS,
+    fixture_folder,
+    trials_with_details,
+)
 
 
 def _record(run_id, task, resolved, **kw):

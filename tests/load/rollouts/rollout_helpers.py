@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 
-ROLLOUTS = Path(__file__).parents[1] / "fixtures" / "rollouts"
+ROLLOUTS = Path(__file__).parents[2] / "fixtures" / "rollouts"
 GOLDEN = ROLLOUTS / "run-toolcall-golden.DERIVED-rollout.jsonl"
 GOLDEN_ID = "run_8cacf024-8246-4c1c-8d53-7764b878d664"
 

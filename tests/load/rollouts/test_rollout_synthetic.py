@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalkit.load.rollouts import read_rollouts
-from tests.rollouts.rollout_helpers import ev, trials_with_details, write_rollout
+from tests.load.rollouts.rollout_helpers import ev, trials_with_details, write_rollout
 
 
 def _one(tmp_path, events, name="run_x.jsonl", **kw):

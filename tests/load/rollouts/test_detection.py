@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.load.rollouts import is_rollout_folder, rollout_files
-from tests.rollouts.rollout_helpers import (
+from tests.load.rollouts.rollout_helpers import (
     GOLDEN,
     GOLDEN_ID,
     ROLLOUTS,
@@ -13,7 +13,7 @@ from tests.rollouts.rollout_helpers import (
     write_rollout,
 )
 
-HERMES_JOBS = Path(__file__).parents[1] / "fixtures" / "atif" / "hermes" / "openclaw-dev-jobs"
+HERMES_JOBS = Path(__file__).parents[2] / "fixtures" / "atif" / "hermes" / "openclaw-dev-jobs"
 
 
 def test_layouts_that_match(tmp_path):
