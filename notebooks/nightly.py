@@ -115,6 +115,20 @@ report.tasks_changed(ctx)
 report.config_diff(ctx)
 
 # %% [markdown]
+# ## Leaderboard (more than two runs)
+#
+# Every run over the tasks they all share, best first. *Score*: pass rate with its task-clustered interval.
+# *Rank interval*: the ranks the run can hold at 95 % confidence; *tier 1*: runs not separable from the leader
+# (corrected for the number of comparisons); *P(rank 1)* and *P(frontier)* (on the cost/score Pareto frontier)
+# come from one joint bootstrap over tasks. *Tampered passes*, *green fails* (the agent's own checks passed, the
+# verifier failed) and *passes unverified* come from the trajectory detectors. Below: how often each run flips
+# against itself (the noise floor to compare A → B flips with), flaky and dead tasks, and the tasks that separate
+# the runs most.
+
+# %%
+report.leaderboard(ctx)
+
+# %% [markdown]
 # ## Pass rate per task
 #
 # One row per task, hardest first (lowest pass rate over all runs); one column per run. A cell is the share of
