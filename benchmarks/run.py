@@ -20,6 +20,8 @@ machine load affects contenders alike; the load average is printed. Measured:
 6. every detector over 1,000,000 tool calls (benchmarks/bench_detectors.py).
 7. ``evalkit report nightly`` on 4 jobs x 90 tasks x 5 attempts (benchmarks/gen_nightly.py).
 8. peak RSS of a fresh process loading the largest tree (trials frame only).
+9. the soak (benchmarks/soak.py): 30 minutes (quick: 60 s) of loads, compares and report
+   sections while a writer process adds, rewrites and deletes trials; its problems listed.
 
 Timing is never asserted: the exit code is 0 when everything ran (targets missed or not).
 """
@@ -90,8 +92,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="rounds per size")
     ap.add_argument("--work", type=Path, default=None, help="trees and caches")
     ap.add_argument("--harbor-python", default=None, help="Python of a venv with harbor")
-    ap.add_argument("--skip", default="", help="comma list of: peers, pydantic, rss")
+    ap.add_argument("--skip", default="", help="comma list of: peers, pydantic, rss, soak")
     ap.add_argument("--json", type=Path, default=None, help="write every figure here")
+    ap.add_argument("--soak-seconds", type=float, default=None, help="soak length (1800; quick 60)")
     a = ap.parse_args()
     skip = set(filter(None, a.skip.split(",")))
     sizes = (
@@ -135,6 +138,13 @@ def main() -> None:
         res["detectors"] = P.detectors(50_000 if a.quick else 1_000_000)
         dims = (1, 8, 2) if a.quick else (4, 90, 5)
         res["nightly"] = P.nightly(work, *dims)
+    if "soak" not in skip:
+        import soak
+
+        secs = a.soak_seconds or (60 if a.quick else 1800)
+        print(f"-- soak: {secs:.0f} s of loads, compares, report sections while a job changes")
+        res["soak"] = soak.run(secs, work=work / "soak")
+        print(f"   {res['soak']}", flush=True)
     res["load_after"] = os.getloadavg()
     res["runtime_s"] = time.perf_counter() - t_start
     report(res, sizes, ref)

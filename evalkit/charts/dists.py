@@ -18,7 +18,6 @@ from evalkit.charts._style import (
     frame,
     height_for,
     order_runs,
-    passed,
     with_run_labels,
     wrap_title,
 )
@@ -136,42 +135,18 @@ def pass_at_k_frame(
     task: str = "task_name",
     reward: str = "reward",
 ) -> pl.DataFrame:
-    """Per run and k: mean over tasks of pass@k and pass^k (tasks with at least k attempts)."""
+    """Per run and k: mean over tasks of pass@k and pass^k (tasks with at least k attempts),
+    long (one row per run, metric and k) from :func:`evalkit.stats.pass_k_curve`."""
     from evalkit import stats
 
-    df = frame(df, by, task, reward)
-    per = df.group_by(by, task, maintain_order=True).agg(
-        pl.len().alias("n"), passed(reward).sum().cast(pl.Int64).alias("c")
-    )
-    rows = []
-    for r in per.iter_rows(named=True):
-        for k in range(1, r["n"] + 1):
-            rows.append(
-                {
-                    by: r[by],
-                    "k": k,
-                    "pass@k": float(stats.pass_at_k(r["n"], r["c"], k)),
-                    "pass^k": float(stats.pass_hat_k(r["n"], r["c"], k)),
-                }
-            )
-    if not rows:
-        return pl.DataFrame(
-            schema={
-                by: pl.String,
-                "k": pl.Int64,
-                "metric": pl.String,
-                "value": pl.Float64,
-                "tasks": pl.UInt32,
-            }
-        )
-    long = pl.DataFrame(rows).unpivot(
-        index=[by, "k"], on=["pass@k", "pass^k"], variable_name="metric", value_name="value"
-    )
-    return (
-        long.group_by(by, "k", "metric")
-        .agg(pl.col("value").mean(), pl.len().alias("tasks"))
-        .sort(by, "metric", "k")
-    )
+    curve = stats.pass_k_curve(frame(df, by, task, reward), by, task, reward)
+    long = curve.rename({"pass_at_k": "pass@k", "pass_hat_k": "pass^k"}).unpivot(
+        index=[by, "k", "n_tasks"], on=["pass@k", "pass^k"], variable_name="metric",
+        value_name="value",
+    )  # fmt: skip
+    return long.select(
+        by, "k", "metric", "value", pl.col("n_tasks").cast(pl.UInt32).alias("tasks")
+    ).sort(by, "metric", "k")
 
 
 def pass_at_k_curves(

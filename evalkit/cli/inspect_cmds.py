@@ -27,7 +27,12 @@ from evalkit.tables import jobs_table, task_detail, trials_table
 from evalkit.tables.trials import find_job
 
 RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
-FormatOpt = typer.Option("table", "--format", "-f", help="table | json | csv")
+FormatOpt = typer.Option(
+    "table",
+    "--format",
+    "-f",
+    help="table | json | csv | csv-raw (csv neutralises cells a spreadsheet would run as formulas)",
+)
 
 OUTCOME_STYLE = {
     "pass": "green",

@@ -16,7 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "csv-raw")
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV
+#: injection"): ``csv`` prefixes it with ``'``; ``csv-raw`` writes it as it is.
+_FORMULA_START = r"^[=+\-@\t\r]"
 #: Control characters (terminal escape sequences included) other than newline and tab.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -85,6 +88,19 @@ def fmt_num(v: Any, kind: str = "") -> str:
     return str(v)
 
 
+def neutralise_formulas(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with every text cell that starts like a formula (``=``, ``+``, ``-``, ``@``,
+    tab, carriage return) prefixed with a single quote, as OWASP recommends."""
+    return df.with_columns(
+        pl.when(pl.col(c).str.contains(_FORMULA_START))
+        .then(pl.lit("'") + pl.col(c))
+        .otherwise(pl.col(c))
+        .alias(c)
+        for c in df.columns
+        if df.schema[c] == pl.String
+    )
+
+
 def emit(
     df: pl.DataFrame,
     fmt: str,
@@ -94,14 +110,15 @@ def emit(
     style: Callable[[dict], str | None] | None = None,
     fold: tuple[str, ...] = (),
 ) -> None:
-    """Print ``df`` as a rich table, JSON (records) or CSV.
+    """Print ``df`` as a rich table, JSON (records) or CSV (``csv``: text cells that a
+    spreadsheet would run as a formula are neutralised; ``csv-raw``: as they are).
 
     In tables only the ``fold`` columns may wrap; the others stay on one line.
     """
     if fmt == "json":
         sys.stdout.write(df.write_json() + "\n")
         return
-    if fmt == "csv":
+    if fmt in ("csv", "csv-raw"):
         # nested columns (rewards: a list of structs) as JSON text: Polars cannot cast them
         flat = df.with_columns(
             pl.Series(
@@ -112,7 +129,7 @@ def emit(
             for c in df.columns
             if df.schema[c].is_nested()
         )
-        sys.stdout.write(flat.write_csv())
+        sys.stdout.write((flat if fmt == "csv-raw" else neutralise_formulas(flat)).write_csv())
         return
     kinds = kinds or {}
     table = Table(

@@ -237,8 +237,9 @@ def _facts_rows(fa: dict[str, Any], fb: dict[str, Any]) -> list[tuple[str, str, 
     ):
         if fa[key] and fb[key] and fa[key] != fb[key]:
             rows.append((name, lst(fa[key]), lst(fb[key])))
-    ta = {r[0]: set(r[1]) for r in fa["tasks"].iter_rows()}
-    tb = {r[0]: set(r[1]) for r in fb["tasks"].iter_rows()}
+    # a trial whose result.json is not written yet has no task name: not a task of the list
+    ta = {r[0]: set(r[1] or ()) for r in fa["tasks"].iter_rows() if r[0] is not None}
+    tb = {r[0]: set(r[1] or ()) for r in fb["tasks"].iter_rows() if r[0] is not None}
     if set(ta) != set(tb):
         only_a, only_b = sorted(set(ta) - set(tb)), sorted(set(tb) - set(ta))
         rows.append(

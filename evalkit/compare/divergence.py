@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.compare.markdown import code_block
+from evalkit.compare.markdown import cell, code_block
 
 DEFAULT_IGNORE_KEYS = ("duration", "timeout", "timeout_ms", "description")
 _WS = re.compile(r"\s+")
@@ -95,7 +95,7 @@ class Divergence:
                 lines += [f"- {name}: (no call: the trajectory ended)", ""]
                 continue
             lines.append(
-                f"- {name}: step {c['step_index']}, call {c['call_index']}: `{c['function_name']}`"
+                f"- {name}: step {c['step_index']}, call {c['call_index']}: {cell(c['function_name'])}"
                 + (" (error)" if c.get("is_error") else "")
             )
             if c.get("message"):

@@ -83,7 +83,9 @@ def run_command(
     dry_run: Annotated[
         bool,
         typer.Option(
-            "--dry-run", help="Print the Harbor config, manifest and command; run nothing."
+            "--dry-run",
+            help="Print the problems, Harbor config, manifest and command; run nothing "
+            "(exit 2 when the launch would be refused).",
         ),
     ] = False,
     timeout_multiplier: Annotated[float, typer.Option("--timeout-multiplier")] = 1.0,
@@ -177,9 +179,11 @@ def run_command(
 
 def _launch(spec: RunSpec, harbor: str | None, dry_run: bool, progress: bool) -> None:
     """Dry-run (print the plan) or run one spec, with the command's exit codes."""
-    if dry_run:
+    if dry_run:  # the same checks and scrubbing as a launch; exit 2 where it would refuse
         plan = prepare(spec, harbor=harbor)
         typer.echo(plan.render())
+        if plan.problems:
+            raise typer.Exit(2)
         return
     from evalkit.launch.runner import run
 

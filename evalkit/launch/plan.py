@@ -61,14 +61,22 @@ class LaunchPlan:
     command: list[str]
     report: PreflightReport
     pythonpath: list[Path] = field(default_factory=list)
+    secrets: tuple[str, ...] = ()  # values no output may show (``launch_secrets``)
 
     @property
     def problems(self) -> list[Problem]:
         return self.report.problems
 
     def render(self) -> str:
-        """What --dry-run prints: the Harbor config, the manifest and the exact command."""
-        parts = [
+        """What --dry-run prints: the problems that would stop the launch (first), the
+        Harbor config, the manifest and the exact command. Everything shown is scrubbed
+        as the files a launch writes are (a refused setting shows as ``[REDACTED]``)."""
+        shown = scrub([self.resolved_config or self.config, self.manifest], self.secrets)
+        parts = []
+        if self.report.problems:
+            parts.append(f"# {len(self.report.problems)} PROBLEM(S): the launch would be refused")
+            parts.extend(f"# PROBLEM: {p}" for p in self.report.problems)
+        parts += [
             "# Harbor job config ("
             + (
                 "as Harbor resolved it"
@@ -76,17 +84,15 @@ class LaunchPlan:
                 else "Harbor not run: evalkit's config"
             )
             + ")",
-            json.dumps(self.resolved_config or self.config, indent=2),
+            json.dumps(shown[0], indent=2),
             "# evalkit manifest (" + str(self.job_dir / man.MANIFEST_FILE) + ")",
-            json.dumps(self.manifest, indent=2),
+            json.dumps(shown[1], indent=2),
             f"# action: {self.action}",
             "# command:",
             command_line(self.command, self.pythonpath),
         ]
         for note in self.report.notes:
             parts.append(f"# note: {note}")
-        for p in self.report.problems:
-            parts.append(f"# PROBLEM: {p}")
         return "\n".join(parts)
 
 
@@ -290,8 +296,9 @@ def prepare(
     else:
         command = cfgmod.harbor_resume_command(harbor_cmd, job_dir)
     return LaunchPlan(
-        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath
-    )
+        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath,
+        secrets,
+    )  # fmt: skip
 
 
 def _all_done(job_dir: Path, manifest: dict[str, Any]) -> bool:

@@ -146,7 +146,10 @@ def _harbor_trials(
         )
         for rec in job_recs
     ]
-    lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if cache else None
+    # a whole-load result stored by an earlier load of the same cached jobs and options
+    # (not when a trial must be extracted now: the stored result predates its change)
+    fresh = cache and not any(p.todo for p in plans)
+    lkey = load_key(plans, job_recs, derive_key(policy, outcome_rule), run) if fresh else None
     hit = _cache.read_load(lkey) if lkey else None
     if hit is None:
         for i, p in enumerate(plans):  # rows of fast-path jobs, now (or extract if gone)

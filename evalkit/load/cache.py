@@ -6,7 +6,8 @@ named Parquet tables. Tables are written atomically (temporary file + rename) so
 never sees a half-written file, and every table carries the extractor version it was built
 with: bumping :data:`CACHE_VERSION` (or a reader's own version string) invalidates old
 entries. Callers decide validity themselves by storing a per-trial signature column (file
-size + mtime of the inputs) next to the rows; see ``trials/table.py`` and ``steps/table.py``.
+size, mtime and inode change time of the inputs, ``stat_sig``) next to the rows; see
+``trials/table.py``. What the cache protects against and what not: SECURITY.md.
 
 The cache never holds anything that is not in the job folder already, and a broken or
 unreadable cache entry is ignored (rebuilt), never an error.
@@ -178,10 +179,17 @@ def clear(job_dir: str | os.PathLike[str] | None = None) -> None:
     shutil.rmtree(target, ignore_errors=True)
 
 
+def stat_sig(st: os.stat_result) -> str:
+    """'size:mtime_ns:ctime_ns' of a stat result. The inode change time is set by the kernel
+    on every write, rename or ``touch``, and no program can set it back, so an in-place edit
+    whose mtime was restored still changes the signature."""
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
 def file_sig(path: str) -> str:
-    """'size:mtime_ns' of a file or folder, or '-' when it does not exist."""
+    """``stat_sig`` of a file or folder, or '-' when it does not exist."""
     try:
         st = os.stat(path)
     except OSError:
         return "-"
-    return f"{st.st_size}:{st.st_mtime_ns}"
+    return stat_sig(st)

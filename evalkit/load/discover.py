@@ -14,6 +14,12 @@ Rules (harbor-format.md §6):
 The same folder reached through overlapping paths is kept once (resolved path).
 Unreadable folders become load errors, never exceptions.
 
+Symlinks (SECURITY.md): a symlink below a given path is followed only when it resolves
+inside that path (the runs root), and a resolved folder counts once. A symlinked trial that
+leads outside the root, to a folder holding it, or to a trial already loaded, and a symlink
+that leads nowhere (a loop, a dangling link), are load errors. A folder whose name is not
+valid UTF-8 is a load error (``undecodable_name``, the name shown with ``\\xNN`` escapes).
+
 With ``cache=True`` (a load with the cache on) a job folder's trial list is remembered in
 its cache folder (``discover.json``) together with the size + mtime of the folder and of
 its config.json / result.json; while those are unchanged the folder is not listed again
@@ -33,7 +39,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from evalkit.load import cache as _cache
-from evalkit.load.errors import LoadError
+from evalkit.load.errors import LoadError, path_text
 from evalkit.load.io import read_head
 from evalkit.load.rollouts import is_rollout_folder
 
@@ -57,6 +63,8 @@ class JobRef:
     label: str | None = None
     trials: list[str] = field(default_factory=list)
     only: set[str] | None = None  # restrict to these trial folders (a trial path was given)
+    links: dict[str, str] = field(default_factory=dict)  # resolved trial -> the symlink to it
+    # (trials reached through a symlink join ``trials`` once discovery has seen every folder)
 
 
 @dataclass
@@ -82,6 +90,48 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def _undecodable(name: str) -> bool:
+    return path_text(name) != name
+
+
+def _inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def _name_errors(entries: list[os.DirEntry], level: str, out: Discovery) -> list[os.DirEntry]:
+    """The entries whose names are valid UTF-8; a folder (or symlink) with another name is a
+    load error, never loaded (its path could not be a text column)."""
+    kept = []
+    for e in entries:
+        if not _undecodable(e.name):
+            kept.append(e)
+        elif e.is_symlink() or _is_dir(e):
+            out.errors.append(
+                LoadError(
+                    path_text(e.path),
+                    level,
+                    "undecodable_name",
+                    "folder name is not valid UTF-8 (shown with \\x escapes); not loaded: rename it",
+                )
+            )
+    return kept
+
+
+def _followed_link(e: os.DirEntry, root: str, level: str, out: Discovery) -> str | None:
+    """The resolved path of a symlinked folder, or None (a load error) when it leads outside
+    the runs root or to a folder that holds the link (a loop)."""
+    real = os.path.realpath(e.path)
+    why = None
+    if not _inside(real, root):
+        why = f"a symlink that leads outside the runs folder {path_text(root)}; not followed"
+    elif _inside(os.path.dirname(e.path), real):
+        why = "a symlink to a folder that holds it (a loop); not followed"
+    if why is None:
+        return real
+    out.errors.append(LoadError(e.path, level, "symlink_not_followed", why))
+    return None
 
 
 def _looks_like_trial(path: str, name: str) -> bool:
@@ -126,9 +176,13 @@ def _rollout_check(path: str) -> bool:
         return False
 
 
-def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> tuple[list[str], bool]:
-    """Trial folders of a job folder, and whether the list depends on names alone."""
+def _trial_list(
+    real: str, subdirs: list[os.DirEntry], out: Discovery, root: str
+) -> tuple[list[str], bool, dict[str, str]]:
+    """Trial folders of a job folder, whether the list depends on names alone, and the
+    symlinked ones (resolved path -> link; not in the list yet)."""
     trials = []
+    links: dict[str, str] = {}
     by_name = True
     for e in sorted(subdirs, key=lambda e: e.name):
         if TRIAL_NAME_RE.match(e.name) is None:
@@ -147,10 +201,38 @@ def _trial_list(real: str, subdirs: list[os.DirEntry], out: Discovery) -> tuple[
         # (e.path is os.path.join(real, e.name): the folder was listed by its real path)
         if e.is_symlink():
             by_name = False
-            trials.append(os.path.realpath(e.path))
+            target = _followed_link(e, root, "trial", out)
+            if target is not None and target not in links:
+                links[target] = e.path
+            elif target is not None:
+                _duplicate(e.path, target, out)
         else:
             trials.append(e.path)
-    return trials, by_name
+    return trials, by_name, links
+
+
+def _duplicate(link: str, target: str, out: Discovery) -> None:
+    out.errors.append(
+        LoadError(
+            link,
+            "trial",
+            "duplicate_link",
+            f"a symlink to the trial folder {path_text(target)}, which is loaded once as itself",
+        )
+    )
+
+
+def _drop_duplicate_links(jobs: list[JobRef], out: Discovery) -> None:
+    """A trial folder reached directly and through symlinks (or through two symlinks) is
+    loaded once: the links beyond the first path are load errors."""
+    taken = {t for ref in jobs for t in ref.trials}
+    for ref in jobs:
+        for target, link in ref.links.items():
+            if target in taken:
+                _duplicate(link, target, out)
+            else:
+                ref.trials.append(target)
+            taken.add(target)
 
 
 def _broken_trial_links(entries: list[os.DirEntry], out: Discovery) -> bool:
@@ -177,14 +259,14 @@ def _broken_trial_links(entries: list[os.DirEntry], out: Discovery) -> bool:
 
 
 def _folder_sig(real: str) -> tuple[str, float]:
-    """(size:mtime of the folder, config.json, result.json; the folder's mtime)."""
+    """(signature of the folder, config.json, result.json; the folder's mtime)."""
     j = os.path.join
     try:
         st = os.stat(real)
     except OSError:
         return "-", 0.0
     rest = (_cache.file_sig(j(real, f)) for f in ("config.json", "result.json"))
-    return "|".join((f"{st.st_size}:{st.st_mtime_ns}", *rest)), st.st_mtime
+    return "|".join((_cache.stat_sig(st), *rest)), st.st_mtime
 
 
 def _cached_trial_list(real: str, sig: str) -> list[str] | None:
@@ -206,6 +288,20 @@ def _cache_trial_list(real: str, trials: list[str], sig: str, mtime: float) -> N
         _cache.write_entry(real, CACHE_ENTRY, {"v": _CACHE_KEY, "sig": sig, "trials": names})
 
 
+def _broken_links(entries: list[os.DirEntry], out: Discovery) -> None:
+    """Symlinks in a runs folder that lead nowhere (a loop, a dangling link)."""
+    for e in entries:
+        if e.is_symlink() and not os.path.exists(e.path):
+            out.errors.append(
+                LoadError(
+                    e.path,
+                    "discover",
+                    "unreadable",
+                    "a symlink that leads nowhere (a loop or a dangling link)",
+                )
+            )
+
+
 def _visit(
     path: str,
     label: str | None,
@@ -214,11 +310,13 @@ def _visit(
     out: Discovery,
     seen: set[str],
     cache: bool = False,
+    root: str | None = None,
 ) -> None:
     real = os.path.realpath(path)
     if real in seen:
         return
     seen.add(real)
+    root = real if root is None else root
     sig, mtime = _folder_sig(real) if cache else ("-", 0.0)
     if cache:
         known = _cached_trial_list(real, sig)
@@ -228,6 +326,7 @@ def _visit(
     entries = _scandir(real, out.errors, "discover")
     if entries is None:
         return
+    entries = _name_errors(entries, "discover", out)
     names = {e.name for e in entries}
     subdirs = [
         e for e in entries if not e.name.startswith(".") and e.name not in SKIP_DIRS and _is_dir(e)
@@ -250,8 +349,8 @@ def _visit(
             # a trial folder given directly: load its job, restricted to this trial
             out.jobs.append(JobRef(os.path.dirname(real), label, [real], only={real}))
         else:
-            trials, by_name = _trial_list(real, subdirs, out)
-            out.jobs.append(JobRef(real, label, trials))
+            trials, by_name, links = _trial_list(real, subdirs, out, root)
+            out.jobs.append(JobRef(real, label, trials, links=links))
             broken = _broken_trial_links(entries, out)
             if cache and sniffed and by_name and not broken:
                 _cache_trial_list(real, trials, sig, mtime)
@@ -263,16 +362,20 @@ def _visit(
     ) and not any(
         not TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) == "job" for e in subdirs
     ):
-        out.jobs.append(JobRef(real, label, _trial_list(real, subdirs, out)[0]))
+        trials, _, links = _trial_list(real, subdirs, out, root)
+        out.jobs.append(JobRef(real, label, trials, links=links))
         _broken_trial_links(entries, out)
         return
     if _rollout_check(real):
         out.rollouts.append((real, label))
         return
+    _broken_links(entries, out)
     if depth >= max_depth:
         return
     for e in sorted(subdirs, key=lambda e: e.name):
-        _visit(e.path, label, depth + 1, max_depth, out, seen, cache)
+        if e.is_symlink() and _followed_link(e, root, "discover", out) is None:
+            continue
+        _visit(e.path, label, depth + 1, max_depth, out, seen, cache, root)
 
 
 def discover(
@@ -294,6 +397,16 @@ def discover(
     else:
         items.extend((os.fspath(p), None) for p in paths)
     for p, label in items:
+        if _undecodable(os.path.realpath(p)):
+            out.errors.append(
+                LoadError(
+                    path_text(p),
+                    "discover",
+                    "undecodable_name",
+                    "the path is not valid UTF-8 (shown with \\x escapes); not loaded",
+                )
+            )
+            continue
         if not os.path.exists(p):
             out.errors.append(LoadError(p, "discover", "missing", "path does not exist"))
             continue
@@ -321,4 +434,5 @@ def discover(
                 cur.only |= ref.only
                 cur.trials = sorted(set(cur.trials) | set(ref.trials))
     out.jobs = list(merged.values())
+    _drop_duplicate_links(out.jobs, out)
     return out

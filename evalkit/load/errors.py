@@ -8,6 +8,7 @@ reward file), 'trajectory', 'rollout'. ``error_type`` is a short machine-readabl
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import polars as pl
@@ -45,3 +46,17 @@ def errors_frame(errors: list[LoadError]) -> pl.DataFrame:
     """Build the load_errors frame from a list of :class:`LoadError`."""
     rows = {c.name: [getattr(e, c.name) for e in errors] for c in COLUMNS}
     return conform(pl.DataFrame(rows, schema={c.name: c.dtype for c in COLUMNS}), COLUMNS)
+
+
+def path_text(path: str) -> str:
+    """A path as valid UTF-8 text: bytes of a name that are not UTF-8 (which Python keeps as
+    lone surrogates) are shown as ``\\xNN`` escapes."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that did not come from a file name
+        return path.encode("utf-8", "replace").decode("utf-8")

@@ -3,6 +3,11 @@
 Configs carry environment dicts (agent.env, environment.env, verifier.env) whose values can
 be API keys. Everything evalkit puts in a frame, report or file goes through
 :func:`redact_obj` (structured data) or :func:`redact_text` (free text) first.
+
+The values to hide are key patterns, the secret-looking variables of the machine, and every
+value a loaded job config holds under a secret-looking name (:func:`learn_config_secrets`,
+called by the loader): an agent that echoes ``MY_SERVICE_API_KEY`` from its own config is
+redacted in every output of the process (:func:`env_secret_values`).
 """
 
 from __future__ import annotations
@@ -81,12 +86,54 @@ def redact_text(text: str, extra_values: tuple[str, ...] = ()) -> str:
     return SECRET_VALUE_RE.sub(REDACTED, SECRET_VALUE_RE.sub(REDACTED, out))
 
 
+#: Values found under secret-looking names in the job configs this process loaded.
+_CONFIG_SECRETS: set[str] = set()
+
+
+def _secret_name(k: object) -> bool:
+    return isinstance(k, str) and (is_secret_key(k) or k in SECRET_ENV_NAMES)
+
+
+def config_secret_values(obj: Any) -> set[str]:
+    """Every scalar value of a JSON-like object held under a secret-looking key or env
+    variable name (``agents[].env.MY_SERVICE_API_KEY``, ``verifier.env.DB_PASSWORD``, ...).
+    Iterative: any nesting depth."""
+    found: set[str] = set()
+    stack = [obj]
+    while stack:
+        cur = stack.pop()
+        items = (
+            cur.items()
+            if isinstance(cur, dict)
+            else enumerate(cur)
+            if isinstance(cur, list)
+            else ()
+        )
+        for k, v in items:
+            if isinstance(v, (dict, list)):
+                stack.append(v)
+            elif _secret_name(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                s = str(v)
+                if len(s) >= _MIN_SECRET_LEN and s != REDACTED:
+                    found.add(s)
+    return found
+
+
+def learn_config_secrets(obj: Any) -> None:
+    """Add the secret values of a loaded config (``config_secret_values``) to the values
+    every output of this process hides."""
+    _CONFIG_SECRETS.update(config_secret_values(obj))
+
+
 def env_secret_values(
     environ: Mapping[str, str] | None = None, names: Iterable[str] = ()
 ) -> tuple[str, ...]:
-    """Values of the environment variables that hold secrets: names that look like one
-    (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``, ...), :data:`SECRET_ENV_NAMES` and ``names``
-    (e.g. the variables passed to a run). Longest first; short values are skipped."""
+    """Values that hold secrets: those of the environment variables whose names look like
+    one (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``, ...), of :data:`SECRET_ENV_NAMES` and of
+    ``names`` (e.g. the variables passed to a run), and, for this process's environment
+    (``environ`` None), the values learned from loaded configs (``learn_config_secrets``).
+    Longest first; short values are skipped."""
+    learned = _CONFIG_SECRETS if environ is None else set()
     env = os.environ if environ is None else environ
     wanted = set(names) | set(SECRET_ENV_NAMES)
     vals = {
@@ -94,7 +141,7 @@ def env_secret_values(
         for k, v in env.items()
         if (k in wanted or is_secret_key(k)) and isinstance(v, str) and len(v) >= _MIN_SECRET_LEN
     }
-    return tuple(sorted(vals, key=len, reverse=True))
+    return tuple(sorted(vals | learned, key=len, reverse=True))
 
 
 def redact_series(s: pl.Series, extra_values: tuple[str, ...] = ()) -> pl.Series:

@@ -13,7 +13,7 @@ them eagerly).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,14 +140,52 @@ class Runs:
             errs.extend(self._traj.errors)
         return _errors.errors_frame(errs)
 
+    # -- a part of the load ---------------------------------------------------------------
+    def subset(self, runs: Collection[str]) -> Runs:
+        """The same load restricted to the run labels ``runs``: their trials, the jobs that
+        hold them, their load errors (and those about no job or trial in particular).
+        Trajectories are parsed on first access for these trials only; frames already
+        parsed or computed are filtered, not parsed again."""
+        trials = self._trials.filter(pl.col("run").is_in(list(runs)))
+        ids, job_ids = set(trials["trial_id"].to_list()), set(trials["job_id"].to_list())
+
+        def keep_error(e: _errors.LoadError) -> bool:
+            if e.trial_id is not None:
+                return e.trial_id in ids
+            return e.job_id is None or e.job_id in job_ids
+
+        def mine(df: pl.DataFrame | None) -> pl.DataFrame | None:
+            return None if df is None else df.filter(pl.col("trial_id").is_in(list(ids)))
+
+        traj = self._traj
+        if traj is not None:
+            traj = TrajectoryFrames(
+                mine(traj.steps), mine(traj.tool_calls), mine(traj.trial_summary),
+                [e for e in traj.errors if keep_error(e)],
+            )  # fmt: skip
+        return Runs(
+            jobs=self.jobs.filter(pl.col("job_id").is_in(list(job_ids))),
+            _trials=trials,
+            _load_errors=[e for e in self._load_errors if keep_error(e)],
+            options={**self.options, "runs": sorted(runs)},
+            _pre_steps=mine(self._pre_steps),
+            _pre_tool_calls=mine(self._pre_tool_calls),
+            _recorded_findings=mine(self._recorded_findings),
+            _traj=traj,
+            _findings=mine(self._findings),
+            _trajectory_builder=self._trajectory_builder,
+        )
+
     # -- redaction ----------------------------------------------------------------------
-    def redacted(self, extra_values: tuple[str, ...] = ()) -> Runs:
+    def redacted(self, extra_values: tuple[str, ...] = (), trajectories: bool = True) -> Runs:
         """A copy whose text (messages, reasoning, commands, arguments, observations,
         exception messages, load error messages, finding evidence, ...) has API-key-like
         values (``evalkit.load.redact``) and ``extra_values`` replaced with [REDACTED].
 
         Ids, paths and names of files are kept. Trajectories are parsed and findings
-        computed first, from the original text (reports call this; see docs/report.md)."""
+        computed first, from the original text (reports call this; see docs/report.md).
+        ``trajectories=False``: jobs, trials and load errors only, nothing parsed; the copy
+        has no steps, tool calls or findings (a report's history of runs it does not detail)."""
         from dataclasses import replace
 
         from evalkit.load.redact import redact_frame, redact_text
@@ -159,6 +197,19 @@ class Runs:
         def red_errors(errs: list[_errors.LoadError]) -> list[_errors.LoadError]:
             return [replace(e, message=redact_text(e.message, extra_values)) for e in errs]
 
+        if not trajectories:
+            return Runs(
+                jobs=red(self.jobs),
+                _trials=red(self._trials),
+                _load_errors=red_errors(self._load_errors),
+                options={**self.options, "redacted": True, "trajectories": False},
+                _traj=TrajectoryFrames(
+                    empty(STEP_COLUMNS),
+                    empty(TOOL_CALL_COLUMNS),
+                    self._trials.select("trial_id").clear(),
+                ),
+                _findings=empty(FINDING_COLUMNS),
+            )
         tf = self._ensure_trajectories()
         findings = self.findings
         return Runs(

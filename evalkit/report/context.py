@@ -18,8 +18,14 @@ import polars as pl
 import evalkit
 from evalkit.compare.select import closest, resolve_name
 from evalkit.load import Runs
+from evalkit.load.locate import find_runs
+from evalkit.load.runs import TRAJECTORY_TRIAL_COLUMNS
 
 RUN_BY = ("auto", "label", "job")
+#: Runs a report details (trajectories parsed, anti-patterns detected, turns, evidence):
+#: the compared pair and the newest other runs up to this many, as many as the charts
+#: colour. Older runs are summarised from their trials (``detail_runs`` parameter; 0: all).
+DETAIL_RUNS = 8
 
 
 def known_sum(col: str | pl.Expr) -> pl.Expr:
@@ -30,7 +36,10 @@ def known_sum(col: str | pl.Expr) -> pl.Expr:
 
 @dataclass
 class Context:
-    """The data of one report. ``trials`` carries the ``run`` label the report uses."""
+    """The data of one report. ``trials`` carries the ``run`` label the report uses.
+
+    ``runs`` holds the runs shown in detail (``detail``: trajectories, findings, evidence);
+    ``history``, when set, every run loaded (trials, jobs and load errors only)."""
 
     runs: Runs
     source: str
@@ -48,11 +57,59 @@ class Context:
     only: list[str] | None = None
     #: API-key-like values and secret env values replaced with [REDACTED] (the default)
     redact: bool = True
+    #: every run loaded, when ``runs`` holds only the runs shown in detail
+    history: Runs | None = None
+
+    @property
+    def detail(self) -> list[str]:
+        """The runs shown in detail (all runs when nothing was left out)."""
+        if self.history is None:
+            return list(self.order)
+        shown = set(self.runs.trials["run"].unique().to_list())
+        return [r for r in self.order if r in shown]
+
+    @property
+    def left_out(self) -> list[str]:
+        """Runs summarised from their trials only (no trajectories, findings, turns)."""
+        shown = set(self.detail)
+        return [r for r in self.order if r not in shown]
+
+    @property
+    def jobs(self) -> pl.DataFrame:
+        return (self.history or self.runs).jobs
+
+    @property
+    def load_errors(self) -> pl.DataFrame:
+        """Every load error: files of all runs, trajectories of the runs shown in detail."""
+        if self.history is None:
+            return self.runs.load_errors
+        traj = self.runs.load_errors.filter(pl.col("level") == "trajectory")
+        return pl.concat([self.history.load_errors, traj], how="vertical_relaxed")
+
+    @property
+    def all_trials(self) -> pl.DataFrame:
+        """Every run's trials; the trajectory columns filled for the runs shown in detail."""
+        if self.history is None:
+            return self.runs.trials
+        if "all_trials" not in self.cache:
+            cols = [c for c in TRAJECTORY_TRIAL_COLUMNS if c in self.history.trials.columns]
+            filled = self.runs.trials.select("trial_id", *[pl.col(c).alias(f"__{c}") for c in cols])
+            t = self.history.trials.join(filled, on="trial_id", how="left", maintain_order="left")
+            self.cache["all_trials"] = t.with_columns(
+                [pl.coalesce(f"__{c}", c).alias(c) for c in cols]
+            ).drop([f"__{c}" for c in cols])
+        return self.cache["all_trials"]
 
     @property
     def trials(self) -> pl.DataFrame:
-        t = self.runs.trials
+        t = self.all_trials
         return t.filter(pl.col("run").is_in(self.only)) if self.only is not None else t
+
+    @property
+    def detail_trials(self) -> pl.DataFrame:
+        """The trials of the runs shown in detail (within ``only``)."""
+        t = self.trials
+        return t if self.history is None else t.filter(pl.col("run").is_in(self.detail))
 
     def narrow(self, only_pair: bool) -> Context:
         """This context restricted to the compared pair (A, B) when ``only_pair``."""
@@ -148,8 +205,22 @@ def _resolve(trials: pl.DataFrame, key: str) -> str | None:
     return hit if hit in runs else None
 
 
+def detail_runs(order: list[str], pair: tuple[str | None, str | None], n: int) -> list[str]:
+    """The runs a report shows in detail, in run order: the compared pair, then the newest
+    other runs, ``n`` in all (every run when ``n`` <= 0 or there are no more)."""
+    if n <= 0 or len(order) <= n:
+        return list(order)
+    keep = [r for r in pair if r in order]
+    for r in reversed(order):
+        if len(keep) >= n:
+            break
+        if r not in keep:
+            keep.append(r)
+    return [r for r in order if r in keep]
+
+
 def load_context(
-    runs_dir: str | Path,
+    runs_dir: str | Path | None,
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
@@ -158,6 +229,10 @@ def load_context(
     **params: Any,
 ) -> Context:
     """Load ``runs_dir`` and decide which runs are compared (see the module docstring).
+
+    ``runs_dir`` is found by :func:`evalkit.load.locate.find_runs` (None: ``$EVALKIT_RUNS``,
+    else ``runs`` in the working folder or a folder above it); missing or empty, it raises
+    :class:`evalkit.load.locate.RunsFolderProblem`.
 
     ``runs``: run labels the user gives, label -> path(s) (:func:`named_runs`); then those
     paths are loaded instead of ``runs_dir``, every job under a path gets its label, and
@@ -177,9 +252,7 @@ def load_context(
         raise ValueError(f"run_by must be one of {RUN_BY}, got {run_by!r}")
     t0 = time.perf_counter()
     named = named_runs(runs)
-    src = json.dumps(named) if named else str(runs_dir)
-    if not named and not Path(src).exists():
-        raise FileNotFoundError(f"runs folder not found: {src}")
+    src = json.dumps(named) if named else str(find_runs(runs_dir))
     mode = "label" if named or run_by != "job" else "job"
     loaded = _load(named or src, mode)
     notes = []
@@ -203,13 +276,12 @@ def load_context(
                 if not named_jobs
                 else "one run per job folder (a job was named)"
             )
-    runs_ = loaded
-    _ = runs_.steps  # parse trajectories once, for the runs finally used (fills n_turns, ...)
+    history = loaded
     if redact:
         from evalkit.load.redact import env_secret_values
 
-        runs_ = runs_.redacted(env_secret_values())
-    trials = runs_.trials
+        history = loaded.redacted(env_secret_values(), trajectories=False)
+    trials = history.trials
     order = run_order(trials)
 
     def resolve(key: str | None, what: str) -> str | None:
@@ -238,7 +310,18 @@ def load_context(
         notes.append(f"baseline: {why}" + (f" ({base})" if base else ""))
     elif base:
         notes.append(f"baseline: {base} (as asked)")
+    shown = detail_runs(order, (base, cand), int(params.get("detail_runs", DETAIL_RUNS)))
+    if len(shown) < len(order):
+        notes.append(
+            f"shown in detail: {len(shown)} of {len(order)} runs (the compared pair and the "
+            "newest others); older runs are summarised from their trials"
+        )
+    runs_ = loaded if len(shown) == len(order) else loaded.subset(shown)
+    _ = runs_.steps  # parse trajectories once, for the runs shown in detail (fills n_turns, ...)
+    if redact:
+        runs_ = runs_.redacted(env_secret_values())
     return Context(
+        history=None if len(shown) == len(order) else history,
         runs=runs_,
         source=src,
         run_by=mode,

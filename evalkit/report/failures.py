@@ -7,17 +7,53 @@ import polars as pl
 
 from evalkit import charts, patterns
 from evalkit.charts._style import passed
+from evalkit.charts.tasks import UNKNOWN_TASK
 from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
 
+#: Most task rows the per-task heatmap draws; beyond it, the tasks whose pass rate
+#: differs most between runs (the rest are named in a note, every cell is in the explorer).
+HEATMAP_TASKS = 40
+
+
+def informative_tasks(t: pl.DataFrame, n: int, pair: tuple[str, str] | None) -> list[str]:
+    """The ``n`` tasks whose pass rate varies most across runs (then: changed most between
+    the compared pair; then by name): a task every run passes or fails says nothing."""
+    cells = charts.task_cells(t)
+    spread = cells.group_by("task_name").agg(
+        pl.col("pass_rate").std(ddof=0).fill_null(0.0).alias("_spread"),
+        (
+            pl.col("pass_rate").filter(pl.col("run") == (pair[1] if pair else None)).first()
+            - pl.col("pass_rate").filter(pl.col("run") == (pair[0] if pair else None)).first()
+        )
+        .abs()
+        .fill_null(0.0)
+        .alias("_change"),
+    )
+    top = spread.sort(["_spread", "_change", "task_name"], descending=[True, True, False])
+    return top["task_name"].head(n).to_list()
+
 
 def heatmap(ctx: Context) -> Parts:
-    """Tasks x runs, share of attempts passed; hardest tasks first."""
-    if ctx.trials.height == 0:
+    """Tasks x runs, share of attempts passed; hardest tasks first. With more than
+    :data:`HEATMAP_TASKS` tasks, only the tasks whose pass rate differs most between runs."""
+    t = ctx.trials
+    if t.height == 0:
         return Parts([H.box("No trials.", "warn")])
-    return Parts([charts.task_heatmap(ctx.trials, order=ctx.order)])
+    n_tasks = t["task_name"].fill_null(UNKNOWN_TASK).n_unique()
+    if n_tasks <= HEATMAP_TASKS:
+        return Parts([charts.task_heatmap(t, order=ctx.order)])
+    keep = informative_tasks(t, HEATMAP_TASKS, ctx.pair)
+    chart = charts.task_heatmap(t.filter(pl.col("task_name").is_in(keep)), order=ctx.order)
+    note = H.note(
+        f"{HEATMAP_TASKS} of {n_tasks} tasks: those whose pass rate differs most between "
+        f"the {len(ctx.order)} runs. The other {n_tasks - HEATMAP_TASKS} are left out of "
+        "the chart. Every task: `evalkit task JOB TASK`, the trial browser of "
+        "notebooks/explore.ipynb, or evalkit.charts.task_cells(runs.trials)."
+    )
+    return Parts([chart, note])
 
 
 def exceptions_table(t: pl.DataFrame, pair: tuple[str, str] | None) -> pl.DataFrame:
@@ -139,12 +175,16 @@ def antipatterns(ctx: Context) -> Parts:
     """Anti-pattern rates with CIs per run, and their change from baseline to candidate."""
     out = Parts([H.h(4, "Anti-patterns")])
     conf = ctx.params.get("confidence", 0.95)
-    t = ctx.trials
+    t = ctx.detail_trials
     try:
         findings = ctx.runs.findings
     except Exception as e:  # a broken detector is reported, not fatal
         out.append(H.box(f"Anti-pattern detection failed: {type(e).__name__}: {e}", "warn"))
         return out
+    if ctx.left_out:
+        out.append(
+            H.note(f"The {len(ctx.detail)} runs shown in detail only (see What was loaded).")
+        )
     if not t["has_trajectory"].fill_null(False).any():
         out.append(
             H.box("No trial has a trajectory: anti-patterns cannot be looked for.", "missing")
@@ -154,7 +194,7 @@ def antipatterns(ctx: Context) -> Parts:
     if r.height == 0 or findings.height == 0:
         out.append(H.box("No detector fired on any trial with a trajectory.", "ok"))
         return out
-    out.append(charts.antipattern_rates(r, order=ctx.order))
+    out.append(charts.antipattern_rates(r, order=ctx.detail))
     out.append(
         H.note(
             f"Share of trials with a trajectory where the detector fired at least once; "
@@ -275,8 +315,9 @@ def cost_efficiency(ctx: Context, only_pair: bool = False) -> Parts:
         )
     )
     out.append(charts.duration_dist(t, order=ctx.order))
-    if t["n_turns"].is_not_null().any() or t["n_steps"].is_not_null().any():
-        out.append(charts.turns_dist(t, order=ctx.order))
+    d = ctx.detail_trials
+    if d["n_turns"].is_not_null().any() or d["n_steps"].is_not_null().any():
+        out.append(charts.turns_dist(d, order=ctx.detail))
     else:
         out.append(H.box("No trajectories: turns per trial are unknown.", "missing"))
     return out

@@ -81,7 +81,7 @@ def warnings(ctx: Context, cmp: Any | None, evidence: bool = True) -> list[str]:
     if cmp is not None and evidence:
         ev = evidence_of(ctx, cmp)
         out += [f"Thin evidence: {r}." for r in ev.reasons]
-    n_err = ctx.runs.load_errors.height
+    n_err = ctx.load_errors.height
     if n_err:
         out.append(
             f"{n_err} load error(s): some files are missing or could not be read fully (see "

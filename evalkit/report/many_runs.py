@@ -24,13 +24,23 @@ def leaderboard(ctx: Context, draws: int = 2000) -> Parts:
     runs = [r for r in ctx.order if r is not None]
     if len(runs) < MIN_RUNS:
         return Parts([H.note(f"Shown when more than two runs are loaded ({len(runs)} here).")])
+    every = ctx.history is None  # else the runs not shown in detail have no trajectories
     try:
-        result = leaderboard_table(ctx.runs, by="label", draws=draws)
+        result = leaderboard_table(
+            ctx.history or ctx.runs, by="label", draws=draws, integrity=every
+        )
     except ValueError as e:
         return Parts([H.box(f"No leaderboard: {e}", "warn")])
     lb = result.table
     kept = lb["run"].to_list()
     out = Parts([_table(lb)])
+    if not every:
+        out.append(
+            H.note(
+                f"Integrity counts need every run's trajectories; {len(ctx.left_out)} runs "
+                "are not shown in detail (see What was loaded): `-p detail_runs 0` adds them."
+            )
+        )
     if result.left_out:
         out.append(
             H.note(f"Left out (no task shared with the others): {', '.join(result.left_out)}.")

@@ -12,7 +12,7 @@ from evalkit.load.trials.derive import measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context, known_sum
 from evalkit.report.parts import Parts
-from evalkit.stats import pass_at_k, pass_hat_k, summarize
+from evalkit.stats import pass_k_curve, summarize
 
 FRESH_H = 36.0
 
@@ -36,9 +36,24 @@ def stale_warning(ctx: Context) -> str | None:
     )
 
 
+def left_out_note(ctx: Context) -> str | None:
+    """What the report did not detail, and how to see it; None when it details every run."""
+    left = ctx.left_out
+    if not left:
+        return None
+    names = ", ".join(left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+    return (
+        f"{len(ctx.detail)} of {len(ctx.order)} runs are shown in detail (trajectories, "
+        f"anti-patterns, turns, evidence): the compared pair and the newest others. The "
+        f"other {len(left)} ({names}) appear in the runs table and the per-task summary "
+        "only. To detail them: `evalkit report nightly -p detail_runs 0` (every run), "
+        "`-p candidate RUN -p baseline RUN`, or evalkit.load(...) in the explorer notebook."
+    )
+
+
 def header(ctx: Context) -> Parts:
     """What was loaded, from where, how fresh it is, load errors, and the runs compared."""
-    jobs, t, errs = ctx.runs.jobs, ctx.trials, ctx.runs.load_errors
+    jobs, t, errs = ctx.jobs, ctx.trials, ctx.load_errors
     states = ", ".join(
         f"{n} {s}" for s, n in jobs.group_by("state").len().sort("state").iter_rows()
     )
@@ -75,6 +90,9 @@ def header(ctx: Context) -> Parts:
     stale = stale_warning(ctx)
     if stale:
         out.append(H.box(stale, "warn"))
+    note = left_out_note(ctx)
+    if note:
+        out.append(H.note(note))
     jt = jobs.select(
         "job_name",
         "run",
@@ -132,7 +150,7 @@ def _error_kinds(t: pl.DataFrame) -> pl.DataFrame:
         t.filter(pl.col("error_kind") != "none")
         .group_by("run", "error_kind")
         .len()
-        .sort("len", descending=True)
+        .sort("len", "error_kind", descending=[True, False])
         .group_by("run", maintain_order=True)
         .agg(pl.format("{} {}", "error_kind", "len").str.join(", ").alias("errors"))
     )
@@ -179,20 +197,10 @@ def runs_frame(ctx: Context) -> pl.DataFrame:
 def _pass_at_k(t: pl.DataFrame) -> pl.DataFrame:
     """Per run, with k = the run's most attempts on a task: mean pass@k and pass^k over the
     tasks that have at least k attempts (``k_tasks`` of them)."""
-    per = t.group_by("run", "task_name").agg(
-        pl.len().alias("n"), passed().sum().cast(pl.Int64).alias("c")
+    curve = pass_k_curve(t, by="run")
+    return curve.filter(pl.col("k") == pl.col("k").max().over("run")).select(
+        "run", "k", pl.col("n_tasks").alias("k_tasks"), "pass_at_k", "pass_hat_k"
     )
-    rows = []
-    for (run,), g in per.group_by("run"):
-        k = int(g["n"].max())
-        g = g.filter(pl.col("n") >= k)
-        pk = [float(pass_at_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        ph = [float(pass_hat_k(n, c, k)) for n, c in g.select("n", "c").iter_rows()]
-        rows.append({"run": run, "k": k, "k_tasks": g.height,
-                     "pass_at_k": sum(pk) / len(pk), "pass_hat_k": sum(ph) / len(ph)})  # fmt: skip
-    schema = {"run": pl.String, "k": pl.Int64, "k_tasks": pl.Int64,
-              "pass_at_k": pl.Float64, "pass_hat_k": pl.Float64}  # fmt: skip
-    return pl.DataFrame(rows, schema=schema)
 
 
 def _methods(f: pl.DataFrame) -> str:
@@ -272,7 +280,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
     trial, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
-    jobs = ctx.runs.jobs.filter(
+    jobs = ctx.jobs.filter(
         pl.col("job_id").is_in(t["job_id"].unique().to_list()) | pl.lit(ctx.only is None)
     )
     q = t.group_by("run").agg(

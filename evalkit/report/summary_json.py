@@ -50,7 +50,8 @@ def summary(ctx: Context, name: str = "nightly") -> dict[str, Any]:
         "candidate": ctx.candidate,
         "choice": ctx.choice,
         "params": ctx.params,
-        "loadErrors": ctx.runs.load_errors.height,
+        "loadErrors": ctx.load_errors.height,
+        "runsNotDetailed": ctx.left_out,
         "runs": runs_frame(ctx).to_dicts(),
         "redacted": ctx.redact,
     }

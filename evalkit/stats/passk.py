@@ -17,7 +17,7 @@ import polars as pl
 
 from evalkit.stats._frames import as_by_list, task_table
 
-__all__ = ["pass_at_k", "pass_hat_k", "pass_k_curve"]
+__all__ = ["pass_at_k", "pass_hat_k", "pass_k_curve", "pass_k_per_task"]
 
 
 def _prepare(n: object, c: object, k: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
@@ -101,36 +101,28 @@ def pass_k_curve(
     Returns one row per group and k: <by...>, k, n_tasks, pass_at_k, pass_hat_k.
     """
     by_cols = as_by_list(by)
-    tt = task_table(df, by_cols, task, reward)
-    rows: list[dict[str, object]] = []
-    groups = tt.partition_by(by_cols, as_dict=True, maintain_order=True) if by_cols else {(): tt}
-    for key, g in groups.items():
-        n = g["n_trials"].to_numpy().astype(np.int64)
-        c = g["n_pass"].to_numpy().astype(np.int64)
-        top = int(n.max()) if n.size else 0
-        if max_k is not None:
-            top = min(top, int(max_k))
-        keyvals = dict(zip(by_cols, key if isinstance(key, tuple) else (key,), strict=True))
-        for k in range(1, top + 1):
-            keep = n >= k
-            pa = np.asarray(pass_at_k(n[keep], c[keep], k))
-            ph = np.asarray(pass_hat_k(n[keep], c[keep], k))
-            rows.append(
-                {
-                    **keyvals,
-                    "k": k,
-                    "n_tasks": int(keep.sum()),
-                    "pass_at_k": float(pa.mean()),
-                    "pass_hat_k": float(ph.mean()),
-                }
-            )
-    schema: dict[str, pl.DataType] = {c: tt.schema[c] for c in by_cols}
-    schema.update(
-        {
-            "k": pl.Int64(),
-            "n_tasks": pl.Int64(),
-            "pass_at_k": pl.Float64(),
-            "pass_hat_k": pl.Float64(),
-        }
+    per_k = pass_k_per_task(task_table(df, by_cols, task, reward), max_k)
+    out = per_k.group_by([*by_cols, "k"]).agg(
+        pl.len().cast(pl.Int64).alias("n_tasks"),
+        pl.col("pass_at_k").mean(),
+        pl.col("pass_hat_k").mean(),
     )
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    return out.sort([*by_cols, "k"], nulls_last=True)
+
+
+def pass_k_per_task(tt: pl.DataFrame, max_k: int | None = None) -> pl.DataFrame:
+    """A task table (``n_trials``, ``n_pass`` per task) with one row per task and k, for
+    k = 1 .. the task's attempts (at most ``max_k``), and that task's pass@k and pass^k:
+    the estimators run once over all rows (numpy), never per task."""
+    n = pl.col("n_trials")
+    top = n if max_k is None else pl.min_horizontal(n, pl.lit(int(max_k), pl.Int64))
+    long = (
+        tt.with_columns(pl.int_ranges(1, top + 1, dtype=pl.Int64).alias("k"))
+        .explode("k")
+        .drop_nulls("k")
+    )
+    nn, cc, kk = (long[c].to_numpy() for c in ("n_trials", "n_pass", "k"))
+    return long.with_columns(
+        pl.Series("pass_at_k", np.atleast_1d(pass_at_k(nn, cc, kk)), dtype=pl.Float64),
+        pl.Series("pass_hat_k", np.atleast_1d(pass_hat_k(nn, cc, kk)), dtype=pl.Float64),
+    )

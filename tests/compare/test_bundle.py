@@ -202,3 +202,57 @@ def test_bundle_real_findings_when_detectors_exist():
     section = md[md.index("## Anti-pattern findings") :]
     # attempt 2 told the user "Done!" and got reward 0 (detector name is evalkit.patterns')
     assert "| A | 2 |" in section and "| high |" in section
+
+
+def _outside_fences(md: str) -> list[str]:
+    out, fence = [], None
+    for ln in md.splitlines():
+        m = re.match(r"\s*(`{3,})", ln)
+        if m and fence is None:
+            fence = m.group(1)
+        elif m and fence is not None and ln.strip() == fence:
+            fence = None
+        elif fence is None:
+            out.append(ln)
+    return out
+
+
+def _text(html: str) -> str:
+    from html.parser import HTMLParser
+
+    parts: list[str] = []
+    p = HTMLParser(convert_charrefs=True)
+    p.handle_data = parts.append  # type: ignore[method-assign]
+    p.feed(html)
+    return "".join(parts)
+
+
+def test_cells_headings_and_labels_are_text_in_any_markdown_viewer() -> None:
+    import mistune
+
+    from tests.security.hostile import GLOB
+
+    evil = "<img src=x onerror=alert(1)> [x](javascript:y) *a* _b_ ~~c~~ a|b `d` & \\"
+    viewer = mistune.create_markdown(escape=False, plugins=["table", "strikethrough"])
+    for text in (evil, GLOB):
+        md = f"# Evidence bundle: {cell(text, 200)}\n\n| a |\n|---|\n| {cell(text, 200)} |\n"
+        html = viewer(md)  # a viewer that lets raw HTML through
+        assert "<img" not in html and "<a " not in html and "<em>" not in html, html
+        assert "<del>" not in html and "<code>" not in html, html
+        assert _text(html).count(text.replace("`", "'")) == 2, html
+
+
+def test_bundle_of_hostile_runs_carries_no_markup_outside_code_fences(tmp_path: Path) -> None:
+    import mistune
+
+    from tests.security.hostile import EVIL_TASK, GLOB, build
+
+    runs = evalkit.load(build(tmp_path / "runs"), progress=False)
+    md = evidence_bundle(runs, "base-night", "cand-night", EVIL_TASK)
+    plain = "\n".join(_outside_fences(md))
+    assert "<" not in plain and ">" not in plain.replace("->", ""), plain
+    html = mistune.create_markdown(escape=False, plugins=["table"])(md)
+    assert "<img" not in html and "<script" not in html
+    assert "<em>" not in html
+    text = _text(html)
+    assert GLOB in text and EVIL_TASK in text

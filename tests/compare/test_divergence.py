@@ -70,7 +70,7 @@ def test_differs_at_third_call_and_shows_both():
     assert d.a["arguments"] == '{"path":"a.py","text":"x"}'
     assert (d.a["step_index"], d.b["step_index"]) == (3, 3)
     md = d.to_markdown()
-    assert "diverge at call 2" in md and "rm -rf build" in md and "`edit`" in md
+    assert "diverge at call 2" in md and "rm -rf build" in md and "call 0: edit" in md
 
 
 def test_one_sequence_is_a_prefix():

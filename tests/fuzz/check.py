@@ -107,6 +107,33 @@ def _exists_dir(p: Path) -> bool:
         return False
 
 
+def _file_system_rules(root: Path, dirs: set[str], err_paths: list[str]) -> list[str]:
+    """No trial loaded from outside the tree (symlinks out are not followed), and every
+    folder with a name that is not UTF-8, in the tree's root or a job folder, is a load
+    error (its path shown with escapes)."""
+    from evalkit.load.errors import path_text
+
+    real_root = os.path.realpath(root) + os.sep
+    probs = [
+        f"trial loaded from outside the tree: {d}" for d in dirs if not d.startswith(real_root)
+    ]
+    for parent in (root, *(root / j for j in JOBS)):
+        try:
+            names = os.listdir(os.fsencode(parent))
+        except OSError:
+            continue
+        for raw in names:
+            try:
+                raw.decode("utf-8")
+                continue
+            except UnicodeDecodeError:
+                pass
+            p = os.path.join(os.fsencode(parent), raw)
+            if os.path.isdir(p) and path_text(os.fsdecode(p)) not in err_paths:
+                probs.append(f"folder with an undecodable name is not a load error: {p!r}")
+    return probs
+
+
 def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
     """The guarantees (module docstring) for the frames of one load of ``root``."""
     from evalkit.load.errors import COLUMNS as ERR_COLS
@@ -162,6 +189,9 @@ def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
                 continue
             what = "folder" if _exists_dir(td) else "entry (not a folder)"
             probs.append(f"trial {what} {job}/{name} is neither a trials row nor a load error")
+    probs += _file_system_rules(root, dirs, err_paths)
+    from evalkit.load.errors import path_text
+
     rd = root / ROLLOUT_DIR
     if _exists_dir(rd):
         for dirpath, _, files in os.walk(rd):
@@ -169,7 +199,12 @@ def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
                 p = os.path.join(dirpath, fn)
                 if not fn.endswith(".jsonl") or fn == "results.jsonl" or not os.path.isfile(p):
                     continue
-                if os.path.realpath(p) not in dirs and p not in dirs and not _covered(p, err_paths):
+                if (
+                    os.path.realpath(p) not in dirs
+                    and p not in dirs
+                    and not _covered(p, err_paths)
+                    and not _covered(path_text(p), err_paths)  # an odd name, shown escaped
+                ):
                     # a file that is not a rollout (mutated beyond recognition) may be skipped
                     # silently only when it no longer looks like one
                     from evalkit.load.rollouts.events import looks_like_rollout_file

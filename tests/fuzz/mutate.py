@@ -10,6 +10,9 @@ so a stored crasher replays exactly. Families:
   another file's content (a trajectory as result.json ...), JSONL line surgery;
 * structure: file removed, folder where a file is expected and the reverse, symlink loops
   (self, pair, to an ancestor), symlinks to /dev/zero and /dev/null, FIFOs, stray entries;
+* file system: odd bytes in folder and file names (not UTF-8, encoded surrogates, control
+  characters, newlines), symlinks into the tree (a trial linked from another job or twice)
+  and out of it (``/etc``, ``/usr``, the folder above the tree);
 * size: sparse files over the size cap, a tiny EVALKIT_MAX_FILE_MB;
 * permissions: EACCES on open / listing / search of a file or folder (simulated at the OS
   boundary by :mod:`tests.fuzz.deny`: CI runs as root, which chmod does not stop).
@@ -188,8 +191,10 @@ CONTENT_FAMILIES = (
 )  # fmt: skip
 STRUCT_FAMILIES = (
     "remove", "dir_for_file", "file_for_dir", "symlink_loop", "symlink_special", "fifo",
-    "sparse", "small_cap", "deny", "stray",
+    "sparse", "small_cap", "deny", "stray", "odd_name", "symlink_inout",
 )  # fmt: skip
+#: Bytes that make a name odd: not UTF-8, an encoded surrogate, control characters.
+ODD_BYTES = (b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\n", b"\x01", b"\x1b[2J", b" ", b"\r")
 
 
 def _pick_file(
@@ -249,6 +254,21 @@ def struct_op(rng: random.Random, family: str, ts: list[Target]) -> list[Op]:
             ("loop", "link__L00pL00", "agent")
         )
         return [{"op": "symlink", "path": stray, "target": target, "family": family}]
+    if family == "odd_name":
+        t = rng.choice(ts)
+        base = os.path.basename(t.rel).encode()
+        odd = rng.choice(ODD_BYTES)
+        new = rng.choice((base + odd, odd + base, b"bad" + odd + b"__X2abcde"))
+        return [{"op": "rename", "path": t.rel, "name_hex": new.hex(), "family": family}]
+    if family == "symlink_inout":
+        trials = [t for t in ts if t.is_dir and "__" in os.path.basename(t.rel)]
+        src = rng.choice(trials)
+        job = os.path.dirname(rng.choice(trials).rel)
+        up = "/".join([".."] * (job.count("/") + 2))
+        target = rng.choice(
+            ("/etc", "/usr", up, "../" + os.path.relpath(src.rel, os.path.dirname(job) or "."))
+        )
+        return [{"op": "symlink", "path": f"{job}/link{rng.randrange(9)}__L1nkAbC", "target": target, "family": family}]  # fmt: skip
     if family == "symlink_special":
         t = _pick_file(rng, ts)
         return [{"op": "remove", "path": t.rel}, {"op": "symlink", "path": t.rel, "target": rng.choice(("/dev/zero", "/dev/null", "/nonexistent/x")), "family": family}]  # fmt: skip
@@ -362,6 +382,8 @@ def apply(ops: list[Op], root: Path) -> tuple[dict[str, str], list[tuple[str, st
             if p.exists() or p.is_symlink():
                 _rm(p)
             os.mkfifo(p)
+        elif kind == "rename" and (p.exists() or p.is_symlink()):
+            os.rename(p, os.path.join(os.fsencode(p.parent), bytes.fromhex(op["name_hex"])))
         elif kind == "sparse" and p.is_file() and not p.is_symlink():
             with open(p, "r+b") as fh:
                 fh.truncate(op["size"])

@@ -46,6 +46,8 @@ def test_dry_run(app: typer.Typer, dataset: Path, tmp_path: Path, fake_harbor: P
             "--dry-run",
             "--ak",
             "seed=1",
+            "--env",
+            "modal",  # no docker check: nothing would stop this launch
         ],
     )
     assert res.exit_code == 0, res.output

@@ -135,3 +135,36 @@ def test_run_labels_from_mapping_callable_and_job(tmp_path: Path) -> None:
         dict(runs.trials.select("job_name", "run").iter_rows())["j1"]
         == "openclaw-gateway__claude-opus-4-6__persistence"
     )
+
+
+def _regrade_in_place(p: Path, keep_mtime: bool) -> None:
+    st = p.stat()
+    r = orjson.loads(p.read_bytes())
+    r["verifier_result"]["rewards"]["reward"] = 1.0 - r["verifier_result"]["rewards"]["reward"]
+    raw = orjson.dumps(r)
+    with open(p, "r+b") as fh:  # in place: the folder's mtime does not change
+        fh.write(raw)
+        fh.truncate()
+    if keep_mtime:  # `touch -r`: size may also be equal; only the ctime tells
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("running", [False, True])
+@pytest.mark.parametrize("keep_mtime", [False, True])
+def test_an_in_place_edit_of_a_trial_is_seen(job: Path, keep_mtime: bool, running: bool) -> None:
+    name = "3d-scan-calc__cfGcT9F"
+    if running:  # the per-trial signatures decide (not the finished-job fast path)
+        res = job / "result.json"
+        d = orjson.loads(res.read_bytes())
+        d["finished_at"] = None
+        res.write_bytes(orjson.dumps(d))
+    evalkit.load(job, progress=False)
+    evalkit.load(job, progress=False)  # the fast path and the whole-load result are stored
+    _regrade_in_place(job / name / "result.json", keep_mtime)
+    for _ in range(2):
+        runs = evalkit.load(job, progress=False)
+        cold = evalkit.load(job, cache=False, progress=False)
+        assert_frame_equal(runs.trials, cold.trials)
+        got = runs.trials.filter(pl.col("trial_name") == name)["outcome"].item()
+        assert got == cold.trials.filter(pl.col("trial_name") == name)["outcome"].item()
+    assert cache_mod.stat_sig(os.stat(job)).count(":") == 2  # size:mtime:ctime

@@ -37,6 +37,9 @@ PAYLOADS = [
     "{{constructor.constructor('document.title=1')()}} ${document.title='PWNED'}",
     f"<!-- --><script>{JS}</script><!-- -->",
 ]
+#: Trajectory text that Markdown would mangle (the asterisks into italics): it must reach
+#: bundles and reports verbatim.
+GLOB = 'for f in /tmp/docs/*.txt; do mv "$f" /tmp/docs/*.md'
 #: A name short enough for trial folders; still HTML.
 EVIL_TASK = "fix-<img src=x onerror=\"document.title='PWNED'\">-</script><script>document.title='PWNED'</script>"
 
@@ -53,7 +56,18 @@ SECRETS = {
 #: A secret without any key pattern, as an agent would echo it from its environment: only
 #: known as a secret because an env var of this machine (ENV_NAME) holds it.
 ENV_NAME, ENV_SECRET = "EK_HOSTILE_API_KEY", "plain-env-value-4f9c1e7b2a"
-ALL = "\n".join([*PAYLOADS, *SECRETS.values(), f"echo $EK_HOSTILE_API_KEY -> {ENV_SECRET}"])
+#: A secret the job's own config.json holds under a secret-looking name (agents[].env), in
+#: no variable of this machine and with no key pattern: the agent echoes it.
+CONFIG_NAME, CONFIG_SECRET = "MY_SERVICE_API_KEY", "svc-config-value-77aa11bb"
+ALL = "\n".join(
+    [
+        *PAYLOADS,
+        *SECRETS.values(),
+        f"echo $EK_HOSTILE_API_KEY -> {ENV_SECRET}",
+        f"echo ${CONFIG_NAME} -> {CONFIG_SECRET}",
+        GLOB,
+    ]
+)
 
 
 def _trajectory(task: str) -> dict:
@@ -107,7 +121,7 @@ def _trial(job: Path, task: str, i: int, passed: bool, start: datetime) -> None:
         if passed
         else {
             "exception_type": "NonZeroAgentExitCodeError",
-            "exception_message": f"agent failed with {SECRETS['anthropic']} {PAYLOADS[1]}\n{ALL}",
+            "exception_message": f"failed: {GLOB} {SECRETS['anthropic']} {PAYLOADS[1]}\n{ALL}",
             "exception_traceback": f"Traceback: {ALL}",
             "occurred_at": (start + timedelta(seconds=80)).isoformat(),
         },
@@ -122,6 +136,7 @@ def _trial(job: Path, task: str, i: int, passed: bool, start: datetime) -> None:
 def build(root: Path) -> Path:
     """Write the hostile runs folder under ``root`` and return it."""
     cfg = json.loads((SKILLS / "config.json").read_text())
+    cfg["agents"][0]["env"] = {CONFIG_NAME: CONFIG_SECRET, "LOG_LEVEL": "debug"}
     for n, (job, day) in enumerate((("base-night", 1), ("cand-night", 2))):
         jd = root / job
         jd.mkdir(parents=True)

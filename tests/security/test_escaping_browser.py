@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.report.test_browser import FLAGS, chromium
-from tests.security.hostile import EVIL_TASK, PAYLOADS
+from tests.security.hostile import EVIL_TASK, GLOB, PAYLOADS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -99,7 +99,25 @@ def test_report_renders_payloads_as_text(hostile_report, tmp_path: Path) -> None
     page = hostile_report.html.read_text(encoding="utf-8")
     assert "Broken: A passed, B does not (1)" in page  # the hostile task's evidence is in
     r = _probe(page, tmp_path, "report")
-    _assert_inert(r, [EVIL_TASK, "onerror=", "ontoggle=", "javascript:", "</script><script>"])
+    _assert_inert(r, [EVIL_TASK, GLOB, "onerror=", "ontoggle=", "javascript:", "</script><script>"])
+
+
+def test_evidence_bundle_in_a_markdown_viewer_that_allows_html(
+    hostile_runs: Path, tmp_path: Path
+) -> None:
+    """The bundle's Markdown, rendered as a viewer that lets raw HTML through would: no
+    payload runs, and the shell glob keeps its asterisks (no italics)."""
+    import mistune
+
+    import evalkit
+    from evalkit.compare import evidence_bundle
+
+    runs = evalkit.load(hostile_runs, progress=False)
+    md = evidence_bundle(runs, "base-night", "cand-night", EVIL_TASK)
+    html = mistune.create_markdown(escape=False, plugins=["table"])(md)
+    assert "<em>" not in html
+    r = _probe(html, tmp_path, "bundle")
+    _assert_inert(r, [EVIL_TASK, GLOB, "onerror="])
 
 
 def test_executed_notebook_outputs_carry_no_live_markup(hostile_report) -> None:

@@ -92,3 +92,37 @@ def test_polars_redaction_equals_python_redaction(text: str) -> None:
     """Frames (a Polars pre-filter, then Python) and text are redacted identically."""
     got = redact_frame(pl.DataFrame({"t": [text]}))["t"][0]
     assert got == redact_text(text)
+
+
+def test_values_under_secret_names_in_a_loaded_config_are_hidden_everywhere(
+    tmp_path, monkeypatch
+) -> None:
+    import json
+    import shutil
+
+    import evalkit
+    from evalkit.load import redact
+    from tests.conftest import SKILLSBENCH_JOB
+
+    cfg = {"agents": [{"env": {"MY_SERVICE_API_KEY": "svc-value-12345678", "LOG": "debug-all-x"}}],
+           "verifier": {"db_password": 12345678901, "nested": [[{"x_token": "tok-value-abcdefgh"}]]},
+           "max_tokens": 100000000, "short_secret": "abc"}  # fmt: skip
+    assert redact.config_secret_values(cfg) == {
+        "svc-value-12345678", "12345678901", "tok-value-abcdefgh"
+    }  # fmt: skip
+    deep: object = {"api_key": "deep-secret-value"}
+    for _ in range(5000):  # any nesting depth
+        deep = [deep]
+    assert redact.config_secret_values(deep) == {"deep-secret-value"}
+
+    monkeypatch.setattr(redact, "_CONFIG_SECRETS", set())
+    job = tmp_path / "job"
+    shutil.copytree(SKILLSBENCH_JOB, job)
+    full = json.loads((job / "config.json").read_text())
+    full["agents"][0]["env"] = {"MY_SERVICE_API_KEY": "svc-value-12345678"}
+    (job / "config.json").write_text(json.dumps(full))
+    assert "svc-value-12345678" not in env_secret_values()
+    evalkit.load(job, cache=False, progress=False)
+    assert "svc-value-12345678" in env_secret_values()
+    assert "svc-value-12345678" not in env_secret_values({})  # an explicit environment only
+    assert redact_text("echo svc-value-12345678", env_secret_values()) == f"echo {REDACTED}"

@@ -9,11 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 from evalkit.cli.app import app
-from tests.security.hostile import ENV_NAME, ENV_SECRET, EVIL_TASK, SECRETS
+from tests.security.hostile import CONFIG_SECRET, ENV_NAME, ENV_SECRET, EVIL_TASK, SECRETS
 
 
 def _leaks(text: str) -> list[str]:
-    return [n for n, v in SECRETS.items() if v in text] + (["env"] if ENV_SECRET in text else [])
+    found = [n for n, v in SECRETS.items() if v in text]
+    return found + [n for n, v in (("env", ENV_SECRET), ("config", CONFIG_SECRET)) if v in text]
 
 
 COMMANDS = [

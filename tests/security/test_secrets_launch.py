@@ -92,3 +92,26 @@ def test_cli_dry_run_and_run_print_no_secret(dataset: Path, tmp_path: Path, leak
     res = CliRunner().invoke(app, [*base, "--no-progress"])
     assert res.exit_code == 0, res.output
     assert _leaks(res.output) == []
+
+
+KEY = "sk-ant-api03-" + "Q" * 40  # a key pattern, in no variable of the machine
+
+
+@pytest.mark.parametrize("kwarg", [f"note={KEY}", f"base_url=https://u:{VALUES['EK_PASSED']}@h"])
+def test_cli_dry_run_refuses_like_a_launch_and_shows_no_secret(
+    dataset: Path, tmp_path: Path, leaky: Path, kwarg: str
+) -> None:
+    base = ["run", "--agent", "claude-code", "--model", "anthropic/claude-x", "--path", str(dataset),
+            "--pass-env", "EK_PASSED", "--runs", str(tmp_path / "runs"), "--env", "modal",
+            "--ak", kwarg]  # fmt: skip
+    dry = CliRunner().invoke(app, [*base, "--dry-run"])
+    assert dry.exit_code == 2, dry.output
+    assert KEY not in dry.output and _leaks(dry.output) == []
+    first = dry.output.splitlines()[0]
+    assert "PROBLEM" in first and "refused" in first  # before the long JSON
+    problems = [ln for ln in dry.output.splitlines() if ln.startswith("# PROBLEM: ")]
+    real = CliRunner().invoke(app, [*base, "--no-progress"])
+    assert real.exit_code == 2 and not (tmp_path / "runs").exists()
+    for p in problems:  # the dry run lists exactly what the launch refuses with
+        assert p.removeprefix("# PROBLEM: ") in real.output
+    assert KEY not in real.output and _leaks(real.output) == []

@@ -11,13 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 from evalkit.cli.app import app
-from tests.security.hostile import ENV_NAME, ENV_SECRET, SECRETS
+from tests.security.hostile import CONFIG_SECRET, ENV_NAME, ENV_SECRET, SECRETS
 
 pytestmark = pytest.mark.slow
 
 
 def _leaks(text: str) -> list[str]:
     found = [name for name, v in SECRETS.items() if v in text]
+    found += ["config value"] if CONFIG_SECRET in text else []
     return found + (["env value"] if ENV_SECRET in text else [])
 
 

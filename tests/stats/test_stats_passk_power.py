@@ -135,6 +135,36 @@ def test_pass_k_curve_per_group_with_unequal_attempts() -> None:
     assert whole.columns == ["k", "n_tasks", "pass_at_k", "pass_hat_k"] and whole.height == 2
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("ab"), st.integers(0, 9), st.integers(1, 6), st.integers(0, 6)),
+        min_size=1,
+        max_size=25,
+        unique_by=lambda r: (r[0], r[1]),
+    ),
+    st.one_of(st.none(), st.integers(1, 6)),
+)
+def test_pass_k_curve_equals_the_per_task_estimator_mean(rows, max_k) -> None:
+    """The vectorised curve equals the scalar estimators averaged task by task."""
+    trials = [
+        (run, f"t{task}", 1.0 if i < min(c, n) else 0.0)
+        for run, task, n, c in rows
+        for i in range(n)
+    ]
+    df = pl.DataFrame(trials, schema=["run", "task_name", "reward"], orient="row")
+    cur = pass_k_curve(df, max_k=max_k)
+    for run, k, n_tasks, pa, ph in cur.iter_rows():
+        tasks = [(n, min(c, n)) for r, _, n, c in rows if r == run and n >= k]
+        assert n_tasks == len(tasks) and (max_k is None or k <= max_k)
+        assert pa == pytest.approx(np.mean([exact_pass_at_k(n, c, k) for n, c in tasks]))
+        assert ph == pytest.approx(np.mean([exact_pass_hat_k(n, c, k) for n, c in tasks]))
+    for run in {r for r, *_ in rows}:
+        top = max(n for r, _, n, _ in rows if r == run)
+        want = top if max_k is None else min(top, max_k)
+        assert cur.filter(pl.col("run") == run)["k"].to_list() == list(range(1, want + 1))
+
+
 # ------------------------------------------------------------------------ power -----------
 
 

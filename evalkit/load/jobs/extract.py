@@ -33,7 +33,7 @@ import orjson
 
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_json
-from evalkit.load.redact import redact_obj
+from evalkit.load.redact import learn_config_secrets, redact_obj
 
 
 def _dataset_label(ds: dict) -> str | None:
@@ -102,6 +102,8 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         return val
 
     cfg, res, lock = _read("config.json"), _read("result.json"), _read("lock.json")
+    if cfg:
+        learn_config_secrets(cfg)  # echoed values are hidden in every output
     launch = _read("evalkit-launch.json")
     stats = as_dict(res.get("stats"))
     orch = as_dict(cfg.get("orchestrator"))

@@ -17,7 +17,7 @@ import polars as pl
 
 from evalkit.load._columns import conform, empty
 from evalkit.load.cache import path_key
-from evalkit.load.errors import LoadError
+from evalkit.load.errors import LoadError, path_text
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.io import read_head
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
@@ -70,12 +70,11 @@ def _jsonl(d: str, errors: list[LoadError] | None = None) -> list[str]:
 
 
 def _date_dirs(d: str, errors: list[LoadError] | None = None) -> list[str]:
+    """The ``YYYY-MM-DD`` folders of a rollout folder. With ``errors``: another folder
+    holding rollout files (a misnamed date folder) is reported, not skipped silently."""
     try:
-        return [
-            os.path.join(d, n)
-            for n in sorted(os.listdir(d))
-            if DATE_DIR.match(n) and os.path.isdir(os.path.join(d, n))
-        ]
+        subs = [(n, os.path.join(d, n)) for n in sorted(os.listdir(d))]
+        subs = [(n, p) for n, p in subs if os.path.isdir(p)]
     except OSError as e:
         if errors is not None:
             errors.append(
@@ -84,6 +83,21 @@ def _date_dirs(d: str, errors: list[LoadError] | None = None) -> list[str]:
                 )
             )
         return []
+    for n, p in subs:
+        if errors is not None and not DATE_DIR.match(n) and _holds_rollouts(p):
+            errors.append(
+                LoadError(
+                    path_text(p),
+                    "rollout",
+                    "unrecognised_folder",
+                    "a folder of rollout files whose name is not a date (YYYY-MM-DD); not loaded",
+                )
+            )
+    return [p for n, p in subs if DATE_DIR.match(n)]
+
+
+def _holds_rollouts(d: str) -> bool:
+    return any(looks_like_rollout_file(f) for f in _jsonl(d)[:_SNIFF_FILES])
 
 
 def is_rollout_folder(path: str | os.PathLike[str]) -> bool:

@@ -21,7 +21,7 @@ import polars as pl
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
-from evalkit.load.cache import file_sig
+from evalkit.load.cache import file_sig, stat_sig
 from evalkit.load.errors import LoadError
 from evalkit.load.io import (
     as_dict,
@@ -102,9 +102,9 @@ _VERIFIER_OUTPUT = frozenset(("test-stdout.txt", "ctrf.json", "test-stderr.txt")
 
 
 def _read(path: str, cap: int) -> tuple[bytes | None, LoadError | None, str]:
-    """(bytes, error, 'size:mtime_ns') of a file (io.read_regular; its fstat is the signature)."""
+    """(bytes, error, signature) of a file (io.read_regular; its fstat is the signature)."""
     data, err, st = read_regular(path, "trial", cap)
-    return data, err, (f"{st.st_size}:{st.st_mtime_ns}" if st is not None else file_sig(path))
+    return data, err, (stat_sig(st) if st is not None else file_sig(path))
 
 
 def _parse(data: bytes, path: str) -> tuple[Any, LoadError | None]:
@@ -252,8 +252,16 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         sig_ver = file_sig(vdir)
         try:
             vnames = set(os.listdir(vdir))
-        except OSError:
+        except NotADirectoryError:
             vnames = frozenset()
+        except OSError as e:  # reward files and verifier output cannot be seen: say so
+            vnames = frozenset()
+            errors.append(
+                LoadError(
+                    vdir, "trial", "unreadable", f"cannot list verifier/: {type(e).__name__}: {e}",
+                    trial_id=trial_id,
+                )
+            )  # fmt: skip
         has_reward_file = not vnames.isdisjoint(_REWARD_FILES)
     elif not listed:
         sig_ver = file_sig(base + "verifier")

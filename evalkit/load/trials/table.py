@@ -2,13 +2,14 @@
 
 Per job, the trials frame rows (raw records of ``trials/extract.py`` plus the columns
 ``trials/assemble.py`` derives from them, which are a superset of the raw ones) are cached
-(``load/cache.py``) with a signature per trial (size + mtime of the trial folder,
-result.json, verifier/ and agent/) and, in the table's meta, the derivation key (load
-options and rule sources) they were derived with. On reload:
+(``load/cache.py``) with a signature per trial (size, mtime and inode change time of the
+trial folder, result.json, verifier/ and agent/) and, in the table's meta, the derivation
+key (load options and rule sources) they were derived with. On reload:
 
-* a job whose folder, result.json and config.json are unchanged and that was complete
-  when cached is reused whole, without touching its trial folders (fast path); with the
-  same derivation key even the derived columns are reused;
+* a job whose folder, result.json and config.json are unchanged, that was complete when
+  cached and whose trials' signatures are unchanged (one stat each, compared as one
+  digest) is reused whole without reading its trial folders (fast path); with the same
+  derivation key even the derived columns are reused;
 * otherwise only trials whose signature changed, and new trial folders, are extracted
   (a running job reloads incrementally); rows of unchanged trials are kept.
 """
@@ -16,12 +17,14 @@ options and rule sources) they were derived with. On reload:
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import orjson
 import polars as pl
 
 from evalkit.load import cache as _cache
@@ -34,8 +37,8 @@ EXTRACT_VERSION = "trials-7"
 
 
 def trial_sig(trial_dir: str) -> str:
-    """Signature of a trial's inputs: folder, result.json, verifier/ and agent/ size+mtime
-    ('-' for a missing one). Runs for every trial of a changed job: kept lean."""
+    """Signature of a trial's inputs: ``stat_sig`` of the folder, result.json, verifier/
+    and agent/ ('-' for a missing one). Runs for every trial of every load: kept lean."""
     base = trial_dir + "/" if trial_dir and not trial_dir.endswith("/") else trial_dir
     out = []
     for p in (trial_dir, base + "result.json", base + "verifier", base + "agent"):
@@ -44,8 +47,14 @@ def trial_sig(trial_dir: str) -> str:
         except OSError:
             out.append("-")
             continue
-        out.append(f"{st.st_size}:{st.st_mtime_ns}")
+        out.append(_cache.stat_sig(st))
     return "|".join(out)
+
+
+def trials_digest(sigs: Mapping[str, str]) -> str:
+    """One digest of every trial's signature (``trial_sig``), keyed by trial folder."""
+    raw = orjson.dumps(sorted(sigs.items()))
+    return hashlib.blake2b(raw, digest_size=12).hexdigest()
 
 
 def job_sig(job_dir: str) -> str:
@@ -130,14 +139,19 @@ def plan_job(
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
     meta = _cache.read_meta(job_dir, "trials", EXTRACT_VERSION) if cache else None
     frame = None
+    sigs: dict[str, str] = {}
     if meta is not None:
         jt.meta = meta
         if meta.get("job_sig") == jt.job_sig and meta.get("complete") and job_complete:
-            jt.errors, jt.from_cache = _errors_from_meta(meta.get("errors") or []), True
-            return jt
+            # a finished job's folder does not change when a trial's file is edited in
+            # place: every trial's signature is checked, in one digest
+            sigs = {d: trial_sig(d) for d in trial_dirs}
+            if meta.get("trials_digest") == trials_digest(sigs):
+                jt.errors, jt.from_cache = _errors_from_meta(meta.get("errors") or []), True
+                return jt
         frame = _matching_rows(job_dir, meta)
     if meta is not None and frame is not None:
-        sigs = {d: trial_sig(d) for d in trial_dirs}
+        sigs = sigs or {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
             pl.col("trial_dir").is_in(list(trial_dirs))
             & (
@@ -270,6 +284,7 @@ def save_job(p: JobTrials, frame: pl.DataFrame, meta: dict) -> None:
         "job_sig": p.job_sig,
         "complete": p.complete,
         "generation": uuid.uuid4().hex,
+        "trials_digest": trials_digest(dict(zip(frame["trial_dir"], frame["_sig"], strict=True))),
         "errors": _errors_to_meta(errs),
         **meta,
     }
