@@ -91,6 +91,7 @@ RAW_SCHEMA: dict[str, pl.DataType] = {
     "harbor_schema": pl.String,
     "analysis_checks": pl.List(CHECK_ITEM),
     "analysis_summary": pl.String,
+    "regrade_of": pl.String,
 }
 RAW_FIELDS = tuple(RAW_SCHEMA)
 
@@ -334,6 +335,10 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     as_s, as_e = _span(get("agent_setup"))
     ag_s, ag_e = _span(get("agent_execution"))
     v_s, v_e = _span(get("verifier"))
+    src = cget("source_trial")
+    regrade_of = None
+    if type(src) is dict and src.get("action") == "regrade":
+        regrade_of = _str(src.get("trial_id")) or _str(src.get("path"))
     rec = (
         trial_dir,
         bool(res),
@@ -375,5 +380,6 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
         ",".join(hints) or None,
         checks,
         summary,
+        regrade_of,
     )
     return rec, errors, f"{sig_dir}|{sig_res}|{sig_ver}|{sig_agent}"
