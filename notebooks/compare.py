@@ -31,6 +31,7 @@ gate_tau = 0.10  # ship gate: most broken tasks allowed, as a share of the tasks
 confidence = 0.95  # confidence level of every interval in the report
 checksums = "exclude"  # tasks whose checksum differs: "exclude" them, or "ignore" the change
 min_shared_tasks = 5  # fewer comparable tasks than this: no meaningful comparison
+detail_runs = 8  # runs shown in detail (trajectories, anti-patterns, turns): the pair and the newest; 0: all
 redact = True  # replace API-key-like values and secret env values with [REDACTED]
 summary_path = None  # where to write summary.json (`evalkit report` sets it)
 
@@ -40,7 +41,7 @@ from evalkit import report
 ctx = report.setup(
     runs_dir, b, a, run_by, redact=redact, runs=runs, checksums=checksums,
     gate_lambda=gate_lambda, gate_alpha=gate_alpha, gate_tau=gate_tau,
-    confidence=confidence, min_shared_tasks=min_shared_tasks,
+    confidence=confidence, min_shared_tasks=min_shared_tasks, detail_runs=detail_runs,
 )
 
 # %%
