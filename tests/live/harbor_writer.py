@@ -46,6 +46,14 @@ class HarborLikeJob(threading.Thread):
         self.rng = random.Random(seed)
         self.error: BaseException | None = None
         self.t0 = datetime(2026, 6, 1, 12, 0, 0)  # Harbor writes job times naive (local)
+        #: when set, the writer waits up to this many seconds after each trial for a reader's
+        #: ``reader_loaded()``, so loads overlap the writing however slow the machine is
+        self.pace_s: float | None = None
+        self._loads = threading.Semaphore(0)
+
+    def reader_loaded(self) -> None:
+        """A reader finished one load (lets a paced writer go on)."""
+        self._loads.release()
 
     @property
     def n_trials(self) -> int:
@@ -108,6 +116,8 @@ class HarborLikeJob(threading.Thread):
                     self._trial(f"live-task-{t}", attempt, i)
                     i += 1
                     time.sleep(self.rng.uniform(0.01, 0.06))  # the agent works
+                    if self.pace_s is not None:
+                        self._loads.acquire(timeout=self.pace_s)
                     slow_write_text(
                         self.job_dir / "result.json", self._job_result(i, False), self.rng
                     )

@@ -43,6 +43,7 @@ def test_live_job_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: i
     writer = HarborLikeJob(runs_dir / "live-job", n_tasks=4, attempts=3, seed=seed)
     history: list[dict[str, int]] = []
     partial_seen = 0  # loads that met a half-written file (a load error, not an exception)
+    writer.pace_s = 10.0
     writer.start()
     deadline = time.monotonic() + 120
     while writer.is_alive() and time.monotonic() < deadline:
@@ -58,6 +59,7 @@ def test_live_job_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: i
             back = [k for k in COUNTS if now[k] < before[k]]
             assert not back, f"load {len(history)}: {back} went backwards: {before} -> {now}"
         history.append(now)
+        writer.reader_loaded()
     writer.join(5)
     assert writer.error is None, writer.error
     assert not writer.is_alive(), "the writer did not finish"
