@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -19,7 +24,10 @@
 # running it again resumes.
 
 # %% tags=["parameters"]
-runs_dir = "runs"  # runs root: the candidate's job folder goes inside it
+# runs_dir None: $EVALKIT_RUNS, else "runs" in the working folder or the nearest folder above
+# it; relative task paths are found the same way (evalkit.runs_root, evalkit.find_path), so
+# the notebook works from the repository root, from notebooks/ and under papermill --cwd.
+runs_dir = None  # runs root: the candidate's job folder goes inside it
 baseline = "scripted-baseline"  # baseline job folder(s) or job name(s) in runs_dir
 agent = None  # Harbor agent name (oracle, claude-code, ...), or None with agent_import_path
 agent_import_path = "evalkit_scripted.agent:ScriptedAgent"  # custom agent module:Class
@@ -35,13 +43,14 @@ out_dir = "reports"  # report, executed notebook and summary.json
 follow_plan = False  # on a Hold, run the plan's extra attempts and report again
 
 # %%
+import evalkit
 from evalkit.launch import RunSpec
 from evalkit.launch.loop import nightly_loop
 
 spec = RunSpec(
     agent=agent, agent_import_path=agent_import_path, model=model, dataset=dataset,
-    paths=task_paths, attempts=attempts, concurrency=concurrency, agent_kwargs=agent_kwargs,
-    pass_env=pass_env, job_name=job_name, runs_root=runs_dir,
+    paths=[evalkit.find_path(p) for p in task_paths] if dataset is None else [], attempts=attempts, concurrency=concurrency, agent_kwargs=agent_kwargs,
+    pass_env=pass_env, job_name=job_name, runs_root=evalkit.runs_root(runs_dir),
 )
 loop = nightly_loop(spec, baseline, out=out_dir, follow_plan=follow_plan)
 
