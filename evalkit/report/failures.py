@@ -8,9 +8,9 @@ import polars as pl
 from evalkit import charts, patterns
 from evalkit.charts._style import passed
 from evalkit.charts.tasks import UNKNOWN_TASK
-from evalkit.load.trials.derive import measured_tokens
+from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum
+from evalkit.report.context import Context
 from evalkit.report.parts import Parts
 
 #: Most task rows the per-task heatmap draws; beyond it, the tasks whose pass rate

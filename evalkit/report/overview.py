@@ -8,9 +8,9 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
-from evalkit.load.trials.derive import measured_tokens
+from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum
+from evalkit.report.context import Context
 from evalkit.report.parts import Parts
 from evalkit.stats import pass_k_curve, summarize
 
