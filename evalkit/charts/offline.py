@@ -5,7 +5,9 @@
 1. displays the vega / vega-lite / vega-embed JavaScript bundle (from vl-convert, ~0.9 MB)
    ONCE, as an HTML output of the calling cell; the bundle defines ``window.vegaEmbed``;
 2. enables the ``evalkit`` Altair renderer: each chart becomes a ``<div>`` plus a few lines
-   of script that call ``window.vegaEmbed`` (no CDN, no per-chart copy of the bundle).
+   of script that call ``window.vegaEmbed`` (no CDN, no per-chart copy of the bundle),
+   with a static PNG of the chart (vl-convert) inside the ``<div>`` and beside it in the
+   output, so viewers that run no JavaScript (GitHub, nbviewer, a PDF) still show it.
 
 This works live in Jupyter (scripts of trusted outputs run in order) and in nbconvert HTML
 (the outputs become one page; the bundle's script runs before the charts' scripts). Why
@@ -16,6 +18,8 @@ and ``mimetype`` breaks papermill (nbformat rejects Altair 6's vega-lite v6 mime
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 import uuid
 from functools import cache
@@ -70,21 +74,49 @@ def _script_json(obj: Any) -> str:
     )
 
 
-def chart_html(spec: dict[str, Any], div_id: str | None = None) -> str:
-    """The HTML for one chart: a container and a call to the already-loaded vegaEmbed."""
+def static_png(spec: dict[str, Any], scale: float = 1.0) -> str | None:
+    """The chart drawn as a PNG by vl-convert, base64; None when vl-convert cannot draw it."""
+    import vl_convert as vlc
+    from altair.utils._importers import vl_version_for_vl_convert
+
+    try:
+        png = vlc.vegalite_to_png(spec, vl_version=vl_version_for_vl_convert(), scale=scale)
+    except ValueError:
+        return None
+    return base64.b64encode(png).decode("ascii")
+
+
+def chart_html(spec: dict[str, Any], div_id: str | None = None, png: str | None = None) -> str:
+    """The HTML for one chart: a container and a call to the already-loaded vegaEmbed.
+
+    ``png`` (base64): a static image shown inside the container until Vega has drawn the
+    interactive chart, and kept where no script runs (GitHub, nbviewer, mail).
+    """
     div_id = div_id or f"evalkit-chart-{uuid.uuid4().hex[:12]}"
-    return f"""<div class="evalkit-chart" id="{div_id}"></div>
+    title = html.escape(_title(spec), quote=True)
+    img = (
+        f'<img class="evalkit-chart-static" alt="{title}" src="data:image/png;base64,{png}">'
+        if png
+        else ""
+    )
+    return f"""<div class="evalkit-chart" id="{div_id}">{img}</div>
 <script type="text/javascript">
 (function () {{
   var el = document.getElementById("{div_id}");
+  var still = el.querySelector(".evalkit-chart-static");
   var spec = {_script_json(spec)};
   var opt = {json.dumps(EMBED_OPTIONS)};
   if (window.vegaEmbed) {{
-    window.vegaEmbed(el, spec, opt).catch(function (err) {{
+    var target = document.createElement("div");
+    el.appendChild(target);
+    window.vegaEmbed(target, spec, opt).then(function () {{
+      if (still) still.remove();
+    }}).catch(function (err) {{
+      if (still) return;
       el.className += " evalkit-chart-missing";
       el.textContent = "Chart failed to render: " + err;
     }});
-  }} else {{
+  }} else if (!still) {{
     el.className += " evalkit-chart-missing";
     el.textContent = "Chart not shown: the Vega bundle is missing (call evalkit.charts.enable_offline() first).";
   }}
@@ -92,11 +124,27 @@ def chart_html(spec: dict[str, Any], div_id: str | None = None) -> str:
 </script>"""
 
 
-def _renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
+def _title(spec: dict[str, Any]) -> str:
     title = spec.get("title")
     if isinstance(title, dict):
         title = title.get("text")
-    return {"text/html": chart_html(spec), "text/plain": f"<chart: {title or 'untitled'}>"}
+    if isinstance(title, list):
+        title = " ".join(map(str, title))
+    return str(title or "untitled")
+
+
+def chart_bundle(spec: dict[str, Any]) -> dict[str, str]:
+    """One chart's display data: the interactive HTML (with the static image inside), the
+    static PNG beside it (viewers that prefer images) and a text line."""
+    png = static_png(spec)
+    out = {"text/html": chart_html(spec, png=png), "text/plain": f"<chart: {_title(spec)}>"}
+    if png:
+        out["image/png"] = png
+    return out
+
+
+def _renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
+    return chart_bundle(spec)
 
 
 def register() -> None:

@@ -31,34 +31,44 @@ def parse_params(args: list[str]) -> list[tuple[str, str]]:
 def report_cmd(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="nightly | compare (or a path to a report notebook)."),
-    runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
+    runs_dir: Path | None = typer.Option(
+        None,
+        "--runs",
+        help="Runs folder (or a job folder); default $EVALKIT_RUNS, else ./runs or one above.",
+    ),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Folder for the report files."),
     redact: bool = typer.Option(
         True,
         "--redact/--no-redact",
         help="Replace API-key-like values and secret env values with [REDACTED] (default).",
     ),
+    formats: list[str] = typer.Option(
+        ["html"],
+        "--format",
+        "-f",
+        help="html | ipynb | pdf | md (repeatable): the files whose paths are printed; "
+        "pdf needs Chromium.",
+    ),
 ) -> None:
     """Render a report (nightly, compare) to offline HTML and print its path.
 
     Executes the notebook (papermill, this environment) and writes DIR/<date>-<name>.html,
-    the executed .ipynb and summary.json. A failing cell fails the command with that cell's
-    error.
+    the executed .ipynb and summary.json, plus a .pdf (--format pdf: for mail and archives)
+    and a .md with its charts as PNG files (--format md: for a pull request). A failing
+    cell fails the command with that cell's error.
 
     Notebook parameters: -p NAME VALUE (repeatable), e.g. -p candidate my-run -p gate_alpha 0.1.
     Values arrive as data (text, or the type of the parameter's default).
     """
     from evalkit.report import ReportError, render
+    from evalkit.report.formats import FormatError
 
     err = console()
     err.file = sys.stderr
     param = parse_params(list(ctx.args))
-    if not runs_dir.exists() and not any(k == "runs" for k, _ in param):
-        err.print(f"[red]No such folder: {runs_dir}[/red]")
-        raise typer.Exit(2)
     try:
-        files = render(name, runs_dir, out, param, redact=redact)
-    except (FileNotFoundError, ValueError) as e:
+        files = render(name, runs_dir, out, param, redact=redact, formats=formats)
+    except (FileNotFoundError, ValueError, FormatError) as e:
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
     except ReportError as e:
@@ -81,4 +91,5 @@ def report_cmd(
         f"notebook {files.notebook}{extra}",
         highlight=False,
     )
-    print(files.html)
+    for fmt in dict.fromkeys(formats):
+        print(files.path(fmt))

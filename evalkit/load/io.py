@@ -246,23 +246,54 @@ def _lenient_loads(data: bytes) -> Any:
     return val
 
 
+#: How deep JSON may nest (orjson's fixed limit). Deeper documents are refused by this
+#: rule, not by Python's recursion limit, which varies with the caller's stack and with
+#: whatever raised it (Hypothesis does while a test runs): same file, same result.
+MAX_JSON_DEPTH = 1024
+NESTING_TOO_DEEP = "nesting too deep"
+
+
 def parse_json(data: bytes, path: str, level: str) -> tuple[Any, LoadError | None]:
-    """orjson first; NaN/Infinity literals fall back to the stdlib parser."""
+    """orjson first; NaN/Infinity literals fall back to the stdlib parser. JSON nested
+    deeper than :data:`MAX_JSON_DEPTH` is a 'json_decode' error."""
     if not data.strip():
         return None, LoadError(path, level, "empty", "empty file")
     try:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as e:
         first = str(e)
+        if e.msg == "depth limit exceeded":
+            return None, LoadError(path, level, "json_decode", NESTING_TOO_DEEP)
     try:
         val = _lenient_loads(data)
     except UnicodeDecodeError as e:
         return None, LoadError(path, level, "invalid_utf8", f"not UTF-8 text: {e}")
-    except RecursionError:
-        return None, LoadError(path, level, "json_decode", "nesting too deep")
+    except RecursionError:  # NaN literals within MAX_JSON_DEPTH, on a deep stack
+        return None, LoadError(path, level, "json_decode", NESTING_TOO_DEEP)
     except ValueError:
         return None, LoadError(path, level, "json_decode", first)
+    if may_nest_deeper(data, MAX_JSON_DEPTH) and nested_deeper(val, MAX_JSON_DEPTH):
+        return None, LoadError(path, level, "json_decode", NESTING_TOO_DEEP)
     return val, None
+
+
+def may_nest_deeper(data: bytes, limit: int) -> bool:
+    """Whether JSON text could nest more than ``limit`` levels (it holds that many '[' and
+    '{'; a cheap test that rules out most documents)."""
+    return data.count(b"[") + data.count(b"{") > limit
+
+
+def nested_deeper(v: Any, limit: int) -> bool:
+    """Whether lists / dicts in a parsed value nest more than ``limit`` levels (iterative)."""
+    level = [v] if isinstance(v, (dict, list)) else []
+    for _ in range(limit):
+        level = [
+            c for x in level for c in (x.values() if isinstance(x, dict) else x)
+            if isinstance(c, (dict, list))
+        ]  # fmt: skip
+        if not level:
+            return False
+    return bool(level)
 
 
 def read_json(path: str, level: str, limit: int | None = None) -> tuple[Any, LoadError | None]:

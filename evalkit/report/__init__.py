@@ -16,6 +16,7 @@ from IPython import get_ipython
 from IPython.display import display
 
 from evalkit.charts import enable_offline
+from evalkit.load.locate import find_runs
 from evalkit.report.build import (
     REPORTS,
     ReportFiles,
@@ -46,7 +47,7 @@ from evalkit.report.summary_json import summary, write_summary
 
 
 def setup(
-    runs_dir: str,
+    runs_dir: str | None = None,
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
@@ -54,8 +55,10 @@ def setup(
     **params: Any,
 ) -> Context:
     """Start a report: offline charts (the Vega bundle is shown once, here), the report's
-    CSS, then load ``runs_dir`` and pick the runs to compare (:func:`load_context`;
-    ``redact``: hide API-key-like values, on by default)."""
+    CSS, then load ``runs_dir`` (found by :func:`evalkit.find_runs`) and pick the runs to
+    compare (:func:`load_context`; ``redact``: hide API-key-like values, on by default)."""
+    if params.get("runs") in (None, ""):
+        runs_dir = str(find_runs(runs_dir))  # a missing folder is the first thing shown
     enable_offline()
     if get_ipython() is not None:
         display({"text/html": CSS, "text/plain": ""}, raw=True)

@@ -9,11 +9,13 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date as _date
 from pathlib import Path
 from typing import Any
 
+from evalkit.load.locate import find_runs
 from evalkit.report.export import BUNDLE_MARKER, external_resources, to_html
 from evalkit.report.nbrun import execute
 
@@ -108,27 +110,61 @@ class ReportFiles:
     summary: Path
     seconds: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    pdf: Path | None = None
+    markdown: Path | None = None
+
+    def path(self, fmt: str) -> Path | None:
+        """The file of one format of :data:`evalkit.report.formats.FORMATS`."""
+        return {"html": self.html, "ipynb": self.notebook, "pdf": self.pdf, "md": self.markdown}[
+            fmt
+        ]
+
+
+def write_formats(files: ReportFiles, nb: Any, formats: Sequence[str]) -> None:
+    """The PDF and / or Markdown forms of a rendered report, when asked for."""
+    from evalkit.report.formats import to_markdown, to_pdf
+
+    if "pdf" in formats:
+        files.pdf = to_pdf(files.html, files.html.with_suffix(".pdf"))
+    if "md" in formats:
+        files.markdown = to_markdown(nb, files.html.with_suffix(".md"))
+
+
+def check_formats(formats: Sequence[str]) -> None:
+    from evalkit.report.formats import FORMATS
+
+    bad = [f for f in formats if f not in FORMATS]
+    if bad:
+        raise ValueError(f"unknown format {', '.join(bad)}; formats: {', '.join(FORMATS)}")
 
 
 def render(
     name: str,
-    runs: str | Path = "runs",
+    runs: str | Path | None = None,
     out: str | Path = "reports",
     params: dict[str, Any] | list[tuple[str, str]] | None = None,
     *,
     day: _date | None = None,
     cwd: str | Path | None = None,
     redact: bool = True,
+    formats: Sequence[str] = ("html", "ipynb"),
 ) -> ReportFiles:
     """Execute report ``name`` on ``runs`` and write, in ``out``: ``<day>-<name>.html`` (the
     report, offline), ``<day>-<name>.ipynb`` (the executed notebook),
-    ``<day>-<name>.summary.json`` and a copy as ``summary.json``. ``redact`` (default on)
+    ``<day>-<name>.summary.json`` and a copy as ``summary.json``; with ``"pdf"`` / ``"md"``
+    in ``formats`` also ``<day>-<name>.pdf`` (Chromium) / ``<day>-<name>.md`` with its
+    charts in ``<day>-<name>_files/`` (:mod:`evalkit.report.formats`). ``redact`` (default on)
     sets the notebook's ``redact`` parameter: API-key-like values and secret env values are
     replaced with [REDACTED] in everything the report shows and writes.
+
+    ``runs`` is found by :func:`evalkit.load.locate.find_runs` (None: ``$EVALKIT_RUNS``,
+    else ``runs`` in the working folder or above); a missing or empty folder raises
+    :class:`evalkit.load.locate.RunsFolderProblem` before anything runs.
 
     Raises :class:`evalkit.report.nbrun.ReportError` when a cell fails.
     """
     t0 = time.perf_counter()
+    check_formats(formats)
     nb_path = notebook_path(name)
     stem_name = Path(name).stem if name.endswith(".ipynb") else name
     outd = Path(out)
@@ -141,8 +177,8 @@ def render(
         p.setdefault("redact", redact)
     elif not redact:
         raise ValueError(f"{nb_path} has no 'redact' parameter: it cannot be rendered unredacted")
-    if "runs_dir" in known:
-        p["runs_dir"] = str(Path(runs).resolve())
+    if "runs_dir" in known and p.get("runs") in (None, ""):
+        p["runs_dir"] = str(find_runs(runs))
     own_summary = outd / f"{stem}.summary.json"
     if "summary_path" in known:
         p["summary_path"] = str(own_summary.resolve())
@@ -152,6 +188,7 @@ def render(
     title = f"evalkit {stem_name} report {stem[:10]}"
     page = to_html(nb, title)
     files.html.write_text(page, encoding="utf-8")
+    write_formats(files, nb, formats)
     t3 = time.perf_counter()
     if own_summary.exists():
         shutil.copyfile(own_summary, files.summary)

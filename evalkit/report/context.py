@@ -18,6 +18,7 @@ import polars as pl
 import evalkit
 from evalkit.compare.select import closest, resolve_name
 from evalkit.load import Runs
+from evalkit.load.locate import find_runs
 from evalkit.load.runs import TRAJECTORY_TRIAL_COLUMNS
 
 RUN_BY = ("auto", "label", "job")
@@ -213,7 +214,7 @@ def detail_runs(order: list[str], pair: tuple[str | None, str | None], n: int) -
 
 
 def load_context(
-    runs_dir: str | Path,
+    runs_dir: str | Path | None,
     candidate: str | None = None,
     baseline: str | None = None,
     run_by: str = "auto",
@@ -222,6 +223,10 @@ def load_context(
     **params: Any,
 ) -> Context:
     """Load ``runs_dir`` and decide which runs are compared (see the module docstring).
+
+    ``runs_dir`` is found by :func:`evalkit.load.locate.find_runs` (None: ``$EVALKIT_RUNS``,
+    else ``runs`` in the working folder or a folder above it); missing or empty, it raises
+    :class:`evalkit.load.locate.RunsFolderProblem`.
 
     ``runs``: run labels the user gives, label -> path(s) (:func:`named_runs`); then those
     paths are loaded instead of ``runs_dir``, every job under a path gets its label, and
@@ -241,9 +246,7 @@ def load_context(
         raise ValueError(f"run_by must be one of {RUN_BY}, got {run_by!r}")
     t0 = time.perf_counter()
     named = named_runs(runs)
-    src = json.dumps(named) if named else str(runs_dir)
-    if not named and not Path(src).exists():
-        raise FileNotFoundError(f"runs folder not found: {src}")
+    src = json.dumps(named) if named else str(find_runs(runs_dir))
     mode = "label" if named or run_by != "job" else "job"
     loaded = _load(named or src, mode)
     notes = []

@@ -12,7 +12,7 @@ from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.section_output import SectionOutput
-from evalkit.stats import pass_k_curve, summarize
+from evalkit.stats import pass_k_curve, summarize, verifier_instability
 
 FRESH_H = 36.0
 
@@ -275,9 +275,37 @@ def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
     return out
 
 
+def regrade_notes(t: pl.DataFrame) -> Parts:
+    """When regrade trials are loaded: how often the verifier alone changed a reward (the
+    agent's work is the same by construction), per run and for the tasks where it did."""
+    out = Parts()
+    if "regrade_of" not in t.columns or t["regrade_of"].is_null().all():
+        return out
+    runs = verifier_instability(t, by="run")
+    n, cmp_, bad = (int(runs[c].sum()) for c in ("n_regrades", "n_compared", "n_unstable"))
+    out.append(
+        H.box(
+            f"{n} regrade trial(s): the verifier changed {bad} of {cmp_} rewards while the "
+            "agent's work and the task stayed the same (verifier instability).",
+            "warn" if bad else "ok",
+        )
+    )
+    cols = {"unstable_rate": "pct", "ci_low": "pct", "ci_high": "pct"}
+    out.append(H.table(runs, cols))
+    tasks = verifier_instability(t, by=["run", "task_name"]).filter(pl.col("n_unstable") > 0)
+    if tasks.height:
+        out.append(
+            H.details(
+                f"Tasks whose reward changed on regrade ({tasks.height})",
+                H.table(tasks, cols, max_rows=50),
+            )
+        )
+    return out
+
+
 def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Evidence completeness, token / cost mismatches, unknown cost, times outside their
-    trial, incomplete trials."""
+    trial, regrades' verifier instability, incomplete trials."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
     jobs = ctx.jobs.filter(
@@ -349,6 +377,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
                 ),
             )
         )
+    out.extend(regrade_notes(t))
     inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
     if inc.height:
         out.append(

@@ -35,19 +35,16 @@ class SectionOutput(list):
 
 
 def _chart_bundle(chart: Any) -> dict[str, str]:
-    """The chart through the offline renderer, without Altair's JSON-schema validation on
-    every display (about 10 ms per layer; the charts are validated by the test suite)."""
+    """The chart through the offline renderer (interactive HTML plus a static PNG), without
+    Altair's JSON-schema validation on every display (the test suite validates the charts)."""
     import altair as alt
 
-    from evalkit.charts.offline import RENDERER, chart_html
+    from evalkit.charts.offline import RENDERER, chart_bundle
 
     if alt.renderers.active != RENDERER:
         bundle = chart._repr_mimebundle_()
         return bundle[0] if isinstance(bundle, tuple) else bundle
-    return {
-        "text/html": chart_html(chart.to_dict(validate=False)),
-        "text/plain": f"<chart: {_title(chart)}>",
-    }
+    return chart_bundle(chart.to_dict(validate=False))
 
 
 def _title(chart: Any) -> str:

@@ -16,6 +16,8 @@ Public surface (see docs/statistics.md):
 * :func:`minimum_detectable_effect`, :func:`sample_size`, :class:`PowerInputs`,
   :func:`power_inputs_from_tasks`, :func:`design_effect` — power (Miller 2024).
 * :func:`plan` — after a Hold, how many more candidate attempts on which tasks decide it.
+* :func:`regrade_pairs`, :func:`verifier_instability` — regraded trials' rewards before and
+  after, and how often the verifier alone changed a reward (per run or task).
 * :func:`sequential_ship`, :func:`mixture_e_value` — the gate's test, valid under repeated looks.
 
 Coverage evidence: docs/coverage.md (``python -m evalkit.stats.simulate --out docs/coverage.md``).
@@ -35,6 +37,12 @@ from evalkit.stats.power import (
     power_inputs_from_tasks,
     sample_size,
 )
+from evalkit.stats.regrades import (
+    INSTABILITY_COLUMNS,
+    REGRADE_PAIR_COLUMNS,
+    regrade_pairs,
+    verifier_instability,
+)
 from evalkit.stats.sequential import SequentialResult, mixture_e_value, sequential_ship
 from evalkit.stats.significance import mcnemar, sign_flip_pvalue
 from evalkit.stats.summarize import SUMMARY_COLUMNS, summarize
@@ -49,7 +57,9 @@ from evalkit.stats.taskquality import (
 
 __all__ = [
     "ESTIMANDS",
+    "INSTABILITY_COLUMNS",
     "LEADERBOARD_COLUMNS",
+    "REGRADE_PAIR_COLUMNS",
     "SUMMARY_COLUMNS",
     "IrtFit",
     "NoiseFloor",
@@ -78,8 +88,10 @@ __all__ = [
     "plan",
     "power_inputs_from_tasks",
     "proportion_ci",
+    "regrade_pairs",
     "sample_size",
     "sequential_ship",
     "sign_flip_pvalue",
     "summarize",
+    "verifier_instability",
 ]

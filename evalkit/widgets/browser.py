@@ -10,6 +10,7 @@ import polars as pl
 
 from evalkit.widgets.index import TrialIndex
 from evalkit.widgets.render import CSS, block, trial_header, verifier_text
+from evalkit.widgets.static import frame_html, static_page, with_static
 from evalkit.widgets.stepper import Stepper
 
 ALL = "(all)"
@@ -129,6 +130,32 @@ class TrialBrowser(W.VBox):
         self.count.value = (
             f"<div class='ekw'><b>{n}</b> of {self.index.trials.height} trials match{more}.</div>"
         )
+
+    # -- without a kernel -------------------------------------------------------------------
+    def static_html(self) -> str:
+        """Outcomes per run and the matching trials, as tables (the widget's fallback)."""
+        t = self.index.trials
+        per_run = (
+            t.group_by("run", "outcome")
+            .len()
+            .pivot("outcome", index="run", values="len")
+            .sort("run")
+            if t.height
+            else t.select("run")
+        )
+        cols = [
+            c
+            for c in ("run", "task_name", "attempt", "outcome", "reward", "error_kind")
+            if c in t.columns
+        ]
+        return static_page(
+            f"<p>{self.matches.height} of {t.height} trials match.</p>",
+            frame_html(per_run.fill_null(0), "Trials per run and outcome"),
+            frame_html(self.matches.select(cols), "Trials"),
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return with_static(super()._repr_mimebundle_(**kwargs), self.static_html())
 
     # -- one trial -------------------------------------------------------------------------
     def select(self, trial_id: str) -> None:

@@ -12,6 +12,7 @@ import polars as pl
 from evalkit.compare import compare, first_divergence
 from evalkit.widgets.index import TrialIndex
 from evalkit.widgets.render import CSS, trajectory_html, trial_header
+from evalkit.widgets.static import frame_html, static_page, with_static
 
 SHOW = ("changed", "broken", "fixed", "all")
 
@@ -140,6 +141,23 @@ class CompareExplorer(W.VBox):
             )
             for r in t.iter_rows(named=True)
         ]
+
+    # -- without a kernel -------------------------------------------------------------------
+    def static_html(self) -> str:
+        """The comparison's summary, transitions and per-task table (the widget's fallback)."""
+        cols = ["task_name", "bucket", "outcomes_a", "outcomes_b"]
+        rows = self.task_rows
+        table = rows.select([c for c in cols if c in rows.columns]) if rows.height else rows
+        head = f"<p>A: {escape(str(self.a.value))}, B: {escape(str(self.b.value))}</p>"
+        return static_page(
+            head,
+            self.status.value,
+            self.transitions.value,
+            frame_html(table, "Tasks (changed first)"),
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return with_static(super()._repr_mimebundle_(**kwargs), self.static_html())
 
     # -- one task ----------------------------------------------------------------------------
     def select_task(self, task: str) -> None:

@@ -4,6 +4,7 @@ candidate's settings, whose trials join the candidate run (fake Harbor, no Docke
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -55,7 +56,12 @@ def test_specs_copy_the_candidate_and_group_by_attempts(candidate: Path, tmp_pat
     assert followup_specs(summary, candidate)[0].job_name == specs[0].job_name  # stable name
 
 
-def test_dry_run_shows_exactly_the_plan(app: typer.Typer, candidate: Path, tmp_path: Path) -> None:
+def test_dry_run_shows_exactly_the_plan(
+    app: typer.Typer, candidate: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the machine's Docker is not under test here: a dry run with a reachable engine
+    checks = sys.modules["evalkit.launch.preflight"]  # the module, not the same-named function
+    monkeypatch.setattr(checks, "check_docker", lambda *a, **k: None)
     before = sorted(p.name for p in candidate.iterdir())
     res = CliRunner().invoke(
         app,

@@ -64,6 +64,7 @@ RAW_SCHEMA: dict[str, pl.DataType] = {
     "harbor_schema": pl.String,
     "analysis_checks": pl.List(CHECK_ITEM),
     "analysis_summary": pl.String,
+    "regrade_of": pl.String,
 }
 RAW_FIELDS = tuple(RAW_SCHEMA)
 _IDX = {k: i for i, k in enumerate(RAW_FIELDS)}
@@ -390,6 +391,11 @@ def extract_trial(trial_dir: str, trial_id: str) -> tuple[tuple, list[LoadError]
     if "analysis.json" in names:
         checks, summary = read_analysis(os.path.join(trial_dir, "analysis.json"), trial_id, errors)
         rec[_IDX["analysis_checks"]], rec[_IDX["analysis_summary"]] = checks, summary
+    source_trial = as_dict(config.get("source_trial"))
+    if source_trial.get("action") == "regrade":
+        rec[_IDX["regrade_of"]] = as_str(source_trial.get("trial_id")) or as_str(
+            source_trial.get("path")
+        )
     return tuple(rec), errors
 
 

@@ -126,3 +126,15 @@ def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
     # not analysed is unknown, never a pass
     assert plain["analysis_checks"] is None and plain["analysis_failed"] is None
     assert plain["analysis_summary"] is None
+
+
+def test_a_regrade_names_its_source_and_is_not_another_attempt(edge) -> None:
+    t = ek.load(edge("regraded"), cache=False).trials
+    regrades = t.filter(pl.col("regrade_of").is_not_null())
+    sources = t.filter(pl.col("regrade_of").is_null())
+    assert regrades.height == 3 and sources.height == 3
+    # each regrade names its source by the source's result.json id
+    assert set(regrades["regrade_of"]) == set(sources["result_id"])
+    # same agent and model (carried from the source), but its own run: not attempt 2
+    assert regrades["run"].unique().to_list() == [sources["run"][0] + "__regrade"]
+    assert t["attempt"].to_list() == [1] * 6

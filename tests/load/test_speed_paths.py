@@ -314,6 +314,7 @@ def test_attempt_numbering_matches_the_original(seed: int) -> None:
             "task_source": [rng.choice(["ds", None]) for _ in range(n)],
             "__dataset": [rng.choice(["d@1", None]) for _ in range(n)],
             "task_name": [rng.choice(["t1", "t2", "t3", None]) for _ in range(n)],
+            "regrade_of": [rng.choice([None, None, None, "src"]) for _ in range(n)],
             "started_at": [
                 None if rng.random() < 0.2 else t0 + timedelta(seconds=rng.randint(0, 30))
                 for _ in range(n)

@@ -375,3 +375,28 @@ def test_tool_calls_that_are_not_objects_are_a_load_error(tmp_path):
     assert "2 tool call(s) are not JSON objects" in errors[0].message
     assert "'tool_calls' is a JSON string" in errors[1].message
     assert summary["n_tool_calls"].to_list() == [1]
+
+
+@pytest.mark.parametrize("raise_limit", [0, 5000])
+@pytest.mark.parametrize(("depth", "shown"), [(300, True), (600, False)])
+def test_deep_values_shown_by_a_fixed_depth_rule(tmp_path, depth, shown, raise_limit):
+    """A value too deep for orjson to write is shown as Python's repr up to MAX_REPR_DEPTH
+    levels, else as NESTED_TOO_DEEP, whatever the interpreter's recursion limit."""
+    import sys
+
+    from evalkit.load.steps.atif import NESTED_TOO_DEEP
+
+    extra: object = [1]
+    for _ in range(depth):
+        extra = {"a": extra}
+    body = json.dumps(atif_doc([{"step_id": 1, "source": "agent", "extra": extra}]))
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + raise_limit)
+    try:
+        steps, *_ = _read(tmp_path, body.encode())
+    finally:
+        sys.setrecursionlimit(old)
+    text = steps["extra"].item()
+    assert (text != NESTED_TOO_DEEP) is shown
+    if shown:
+        assert text.startswith("{'a': {'a': ")

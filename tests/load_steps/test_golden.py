@@ -5,6 +5,7 @@ it is written and when it is read back."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -68,3 +69,16 @@ def test_cached_frames_equal_golden(
     assert_golden(case, frames_of(built, root, cache=True))
     assert any((tmp_path / "cache").rglob("traj_steps.parquet")), "nothing cached"
     assert_golden(case, frames_of(built, root, cache=True))
+
+
+def test_frames_do_not_depend_on_the_recursion_limit(tmp_path: Path) -> None:
+    """Hypothesis raises Python's recursion limit while its tests run (in any test of the
+    same worker that overlaps one); how deep a file may nest is evalkit's own rule, so the
+    edge cases (2000 and 1025 levels among them) still equal the golden output."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(old + 5000)
+    try:
+        got = run_case(CASES["edges"], tmp_path / "t")
+    finally:
+        sys.setrecursionlimit(old)
+    assert_golden("edges", got)

@@ -149,10 +149,12 @@ def test_cli_compare_report(nightly_runs: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, [
         "report", "compare", "--runs", str(nightly_runs), "--out", str(tmp_path),
         "-p", "a", "nightly-2026-06-01", "-p", "b", "nightly-2026-06-03", "-p", "gate_alpha", "0.1",
+        "--format", "html", "--format", "md", "--format", "ipynb",
     ])  # fmt: skip
     assert res.exit_code == 0, res.output
-    html = Path(res.stdout.strip().splitlines()[-1])
+    html, md, ipynb = map(Path, res.stdout.strip().splitlines()[-3:])
     assert html.exists() and html.name.endswith("-compare.html")
+    assert md.suffix == ".md" and "![" in md.read_text() and ipynb.suffix == ".ipynb"
     s = json.loads((tmp_path / "summary.json").read_text())
     assert (
         s["report"]["baseline"] == "nightly-2026-06-01"

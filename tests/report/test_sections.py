@@ -163,3 +163,17 @@ def test_gate_section_and_summary_carry_the_plan_on_hold(
     # a decided gate has no plan
     assert 'id="evalkit-plan"' not in report.gate(ctx).html()
     assert report.summary(ctx)["plan"] is None
+
+
+def test_data_quality_shows_verifier_instability_of_regrades(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    shutil.copytree(FIXTURES / "harbor-edges" / "regraded", tmp_path / "regraded")
+    html = report.data_quality(report.load_context(tmp_path / "regraded")).html()
+    assert "3 regrade trial(s): the verifier changed 1 of 2 rewards" in html
+    assert "Tasks whose reward changed on regrade (1)" in html and "harbor/fix-parser" in html
+    shutil.rmtree(tmp_path / "regraded" / "2026-05-25__11-00-00")
+    plain = report.data_quality(report.load_context(tmp_path / "regraded")).html()
+    assert "regrade" not in plain

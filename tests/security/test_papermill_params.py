@@ -5,6 +5,7 @@ runs folder whose own name is code, are received verbatim and nothing they spell
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -12,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalkit.cli.app import app
+from tests.conftest import SKILLSBENCH_JOB
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +55,7 @@ def test_cli_parameters_are_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     nb = _notebook(tmp_path / "params.ipynb")
     runs = tmp_path / "runs\"); open('PWNED-8', 'w'); (\"\nx"  # a folder named like code
     runs.mkdir()
+    shutil.copytree(SKILLSBENCH_JOB, runs / SKILLSBENCH_JOB.name)  # a runs folder with a job
     for i, value in enumerate(VALUES):
         seen = tmp_path / f"seen-{i}.json"
         args = ["report", str(nb), "--runs", str(runs), "--out", str(tmp_path / "out"),

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from evalkit.load.io import as_int, finite_float
+from evalkit.load.io import as_int, finite_float, nested_deeper
 from evalkit.load.steps.commands import shell_command, structured_signals
 from evalkit.load.steps.schema import Metrics, Step, Trajectory, lenient
 
@@ -151,14 +151,19 @@ def _json_text(v: Any) -> str | None:
     try:
         return _DUMPS(v).decode()
     except TypeError:  # orjson refuses it (nested deeper than 254 levels): Python's repr
+        if nested_deeper(v, MAX_REPR_DEPTH):
+            return NESTED_TOO_DEEP
         try:
             return str(v)
-        except RecursionError:
+        except RecursionError:  # a caller already deep in its own stack
             return NESTED_TOO_DEEP
 
 
-#: Text of a value nested too deeply for orjson and for Python's repr (~1000 levels).
+#: Text of a value nested too deeply for orjson and for Python's repr.
 NESTED_TOO_DEEP = "[value nested too deeply to show]"
+#: Values nested deeper than this are not shown (a fixed rule: whether Python's repr
+#: manages depends on the recursion limit and the caller's stack).
+MAX_REPR_DEPTH = 512
 
 
 def add_document(
@@ -199,10 +204,13 @@ def add_document(
     copied = [s.is_copied_context for s in st]
     ts = [s.timestamp for s in st]
     ms = [s.metrics or _NO_METRICS for s in st]
-    pt = [x if type(x := m.prompt_tokens) is int else as_int(x) for m in ms]
-    ct = [x if type(x := m.completion_tokens) is int else as_int(x) for m in ms]
-    ca = [x if type(x := m.cached_tokens) is int else as_int(x) for m in ms]
-    cost = [x if type(x := m.cost_usd) is float and x - x == 0 else finite_float(x) for m in ms]
+    pt = [x if (x := m.prompt_tokens) is None or type(x) is int else as_int(x) for m in ms]
+    ct = [x if (x := m.completion_tokens) is None or type(x) is int else as_int(x) for m in ms]
+    ca = [x if (x := m.cached_tokens) is None or type(x) is int else as_int(x) for m in ms]
+    cost = [
+        x if (x := m.cost_usd) is None or (type(x) is float and x - x == 0) else finite_float(x)
+        for m in ms
+    ]
     if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
     # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
@@ -228,7 +236,9 @@ def add_document(
     S = acc.steps
     S["trial_id"].extend([trial_id] * n)
     S["step_index"].extend(range(start_index, start_index + n))
-    S["step_id"].extend([x if type(x := s.step_id) is int else as_int(x) for s in st])
+    S["step_id"].extend(
+        [x if (x := s.step_id) is None or type(x) is int else as_int(x) for s in st]
+    )
     S["trajectory"].extend([trajectory] * n)
     S["is_main"].extend(main)
     S["task_step"].extend([task_step] * n)
@@ -253,7 +263,9 @@ def add_document(
     S["n_tool_calls"].extend(n_calls)
     S["observation"].extend(step_obs)
     S["is_copied_context"].extend(copied)
-    S["llm_call_count"].extend([x if type(x := s.llm_call_count) is int else as_int(x) for s in st])
+    S["llm_call_count"].extend(
+        [x if (x := s.llm_call_count) is None or type(x) is int else as_int(x) for s in st]
+    )
     S["extra"].extend([_json_text(x) if (x := s.extra) else None for s in st])
     S["is_sidechain"].extend(side)
     return res

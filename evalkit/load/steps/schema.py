@@ -13,9 +13,12 @@ same Structs for the same content.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 import msgspec
+
+from evalkit.load.io import MAX_JSON_DEPTH, may_nest_deeper
 
 Number = int | float
 
@@ -87,9 +90,14 @@ def decode(data: bytes) -> Trajectory | None:
     if _LONG_INT in data.translate(_DIGITS):
         return None
     try:
-        return _DECODER.decode(data)
+        t = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
         return None
+    if sys.getrecursionlimit() > MAX_JSON_DEPTH and may_nest_deeper(data, MAX_JSON_DEPTH):
+        # msgspec nests as deep as Python's recursion limit allows (the default stops it
+        # first); the generic path applies the fixed MAX_JSON_DEPTH rule
+        return None
+    return t
 
 
 def is_atif(t: Trajectory) -> bool:

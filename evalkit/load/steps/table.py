@@ -61,31 +61,11 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
     """(signature or '-', trajectory bytes, what the folder holds) of one trial folder.
 
     ``sign``: the signature (``trial_signature``, one scandir + a stat per file of agent/
-    and steps/*/agent/); else one listdir of agent/ (what parse_trial looks up most) and a
-    stat of the main trajectory (its size picks the pool).
+    and steps/*/agent/); else :func:`_listing`.
     """
     j = os.path.join
     if not sign:
-        adir = trial_dir + "/agent"  # = os.path.join (trial folders never end with '/')
-        try:
-            agent: frozenset[str] | None = frozenset(os.listdir(adir))
-        except FileNotFoundError:
-            agent = frozenset()
-        except OSError:
-            agent = None
-        main = 0
-        if agent is None or "trajectory.json" in agent:
-            main = _size(adir + "/trajectory.json")
-        steps = None
-        if agent == _NONE:  # maybe an empty trial: one stat tells (see _parse_chunk)
-            try:
-                os.stat(trial_dir + "/steps")
-                steps = True
-            except FileNotFoundError:
-                steps = False
-            except OSError:
-                pass
-        return "-", main, Listing(agent, steps)
+        return "-", *_listing(trial_dir)
     parts: list[str] = []
     total = 0
     dirs = [("", j(trial_dir, "agent"))]
@@ -116,6 +96,43 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
             agent = None if names is None else frozenset(names)
     parts.sort()
     return "|".join(parts) or "-", total, Listing(agent, steps)
+
+
+def _listing(trial_dir: str) -> tuple[int, Listing]:
+    """(-1: trajectory bytes not looked up, what the folder holds): one listdir of the
+    trial folder (tells agent/ and steps/ apart from nothing, the usual trial without
+    trajectories) and one of agent/ when it is there."""
+    try:
+        top: list[str] | None = os.listdir(trial_dir)
+    except FileNotFoundError:
+        top = []
+    except OSError:
+        top = None  # not a folder, unreadable: look inside as if it were one
+    agent: frozenset[str] | None = _NONE
+    if top is None or "agent" in top:
+        try:
+            agent = frozenset(os.listdir(trial_dir + "/agent"))  # trial folders never end in /
+        except FileNotFoundError:
+            agent = _NONE
+        except OSError:
+            agent = None
+    return -1, Listing(agent, None if top is None else "steps" in top)
+
+
+#: Main trajectories stat'ed to estimate the bytes of an unsigned load (picks the pool).
+SIZE_SAMPLE = 64
+
+
+def _estimated_bytes(work: list[tuple]) -> int:
+    """Trajectory bytes of unsigned work items (cache off): the mean size of up to
+    SIZE_SAMPLE main trajectories, evenly spaced, times the items that may hold one."""
+    items = [w for w in work if w[5].agent is None or "trajectory.json" in w[5].agent]
+    if not items:
+        return 0
+    step = max(1, len(items) // SIZE_SAMPLE)
+    sample = items[::step][:SIZE_SAMPLE]
+    sizes = [_size(w[1] + "/agent/trajectory.json") for w in sample]
+    return sum(sizes) * len(items) // len(sample)
 
 
 def _size(path: str) -> int:
@@ -291,6 +308,8 @@ def build_trajectories(
             if not cache or old_sig.get(tid) != sig:
                 work.append((tid, tdir, jid, agent, sig, listing))
                 total_bytes += nbytes
+    if not cache:
+        total_bytes = _estimated_bytes(work)
     acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
     new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
     new_calls = finish_calls(raw_calls_frame(acc.call_columns()))

@@ -224,6 +224,11 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "harbor_schema", pl.String, "Format hints detected for this trial (e.g. 'v1', 'legacy-ts')."
     ),
+    Column(
+        "regrade_of",
+        pl.String,
+        "For a `harbor job regrade` / `harbor trial regrade` trial: the source trial it re-verified, as its config's source_trial records it (the source's result_id, else its folder path); null for a trial that ran its agent. Pairs with the source's reward in stats.regrade_pairs.",
+    ),
     # harbor analyze (trials/analysis.py)
     Column(
         "analysis_checks",

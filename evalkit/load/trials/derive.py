@@ -96,12 +96,15 @@ def _secs(end: str, start: str) -> pl.Expr:
 
 
 def default_run_label() -> pl.Expr:
-    """agent__model__dataset, like Harbor's own evals key (model without its provider)."""
+    """agent__model__dataset, like Harbor's own evals key (model without its provider).
+
+    A regrade trial carries its source's agent and model but is not another attempt: its
+    label ends in ``__regrade`` so its reward is never counted with the source run's."""
     model = pl.col("model_name").str.split("/").list.slice(1).list.join("/")
     model = (
         pl.when(pl.col("model_name").str.contains("/")).then(model).otherwise(pl.col("model_name"))
     )
-    return pl.concat_str(
+    label = pl.concat_str(
         [
             pl.col("agent_name").fill_null("unknown-agent"),
             model.fill_null("no-model"),
@@ -109,6 +112,7 @@ def default_run_label() -> pl.Expr:
         ],
         separator="__",
     )
+    return pl.when(pl.col("regrade_of").is_not_null()).then(label + "__regrade").otherwise(label)
 
 
 def derive(raw: pl.DataFrame, zones: list[str], outcome_rule: str = "goose") -> pl.DataFrame:

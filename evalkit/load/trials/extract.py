@@ -358,6 +358,14 @@ def _format_hints(t: TrialFolder) -> str | None:
     return ",".join(hints) or None
 
 
+def _regrade_of(t: TrialFolder) -> str | None:
+    """The trial a regrade re-verified (config ``source_trial`` with action 'regrade')."""
+    src = t.config.get("source_trial")
+    if type(src) is dict and src.get("action") == "regrade":
+        return _str(src.get("trial_id")) or _str(src.get("path"))
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class RawField:
     """One field of the raw trial record: name, Polars dtype and where its value comes from."""
@@ -433,6 +441,7 @@ RAW: tuple[RawField, ...] = (
     RawField("harbor_schema", pl.String, _format_hints),
     RawField("analysis_checks", pl.List(CHECK_ITEM), lambda t: t.analysis[0]),
     RawField("analysis_summary", pl.String, lambda t: t.analysis[1]),
+    RawField("regrade_of", pl.String, _regrade_of),
 )
 RAW_SCHEMA: dict[str, pl.DataType] = {f.name: f.dtype for f in RAW}
 RAW_FIELDS = tuple(RAW_SCHEMA)

@@ -33,7 +33,7 @@ from evalkit.load.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).
-EXTRACT_VERSION = "trials-7"
+EXTRACT_VERSION = "trials-8"
 
 
 def trial_sig(trial_dir: str) -> str:
