@@ -275,10 +275,10 @@ def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
     return out
 
 
-def regrade_notes(t: pl.DataFrame) -> Parts:
+def regrade_notes(t: pl.DataFrame) -> SectionOutput:
     """When regrade trials are loaded: how often the verifier alone changed a reward (the
     agent's work is the same by construction), per run and for the tasks where it did."""
-    out = Parts()
+    out = SectionOutput()
     if "regrade_of" not in t.columns or t["regrade_of"].is_null().all():
         return out
     runs = verifier_instability(t, by="run")
