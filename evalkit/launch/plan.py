@@ -190,22 +190,8 @@ def prepare(
     Problems are collected in ``plan.problems`` (all of them), never raised here.
     """
     report = preflight(spec, harbor=harbor, environ=environ, check_environment=check_environment)
-    for where in man.credential_problems(dict(spec.agent_kwargs), "agent_kwargs"):
-        report.problems.append(
-            Problem(
-                "manifest",
-                f"{where}: pass credentials by environment variable name (pass_env), never in settings",
-            )
-        )
     secrets = launch_secrets(spec, environ)
-    for where in _holding_secrets(dict(spec.agent_kwargs), secrets, "agent_kwargs"):
-        report.problems.append(
-            Problem(
-                "manifest",
-                f"{where} holds the value of a secret environment variable: pass the variable "
-                "by name (pass_env), never its value",
-            )
-        )
+    report.problems.extend(_settings_problems(spec, secrets))
     per_path, _ = resolve_tasks(spec) if spec.paths else ({}, [])
     tasks, locations = _task_section(spec, per_path)
     agent = {
@@ -214,40 +200,14 @@ def prepare(
         "kwargs": dict(spec.agent_kwargs),
         "pass_env": sorted(spec.pass_env),
     }
-    env_section: dict[str, Any] = {"type": spec.env}
-    # the default job name comes from the settings, so the same command finds the same job
-    settings = {
-        "agent": agent,
-        "model": spec.model,
-        "env": spec.env,
-        "tasks": tasks,
-        "attempts": spec.attempts,
-        "concurrency": spec.concurrency,
-        "timeouts": spec.effective_timeouts(),
-        "max_retries": spec.max_retries,
-        "retry_include": spec.retry_include,
-        "retry_exclude": spec.retry_exclude,
-    }
-    job_name = spec.job_name or cfgmod.default_job_name(spec, man.digest_of(settings))
-    try:
-        job_dir = job_dir_for(spec.runs_root, job_name)
-    except ValueError as exc:
-        if spec.job_name is None:  # a given name was already reported by validate()
-            report.problems.append(Problem("spec", str(exc)))
-        job_dir = spec.runs_root.absolute() / "invalid-job-name"
+    job_name, job_dir = _job_location(spec, agent, tasks, report)
     config = cfgmod.build_job_config(spec, job_name, job_dir.parent, per_path)
     pythonpath = _pythonpath(spec)
     resolved = None
     if resolve and report.harbor and not any(p.kind in ("spec", "tasks") for p in report.problems):
-        try:
-            # Harbor may resolve ${NAME} templates (or echo its environment) in what it
-            # prints: its view goes into the manifest and --dry-run, so values are scrubbed
-            resolved = scrub(
-                print_config(report.harbor, config, harbor_env(pythonpath, environ)), secrets
-            )
-        except (ValueError, OSError, subprocess.TimeoutExpired) as exc:
-            report.problems.append(Problem("harbor", redact_text(str(exc), secrets)))
+        resolved = _harbor_view(report, config, pythonpath, environ, secrets)
     retry = dict(resolved["retry"]) if resolved else {**config["retry"], "resolved": False}
+    env_section: dict[str, Any] = {"type": spec.env}
     if resolved:
         env_section = {k: v for k, v in resolved["environment"].items() if k != "mounts"}
         agent["resolved"] = {
@@ -273,7 +233,85 @@ def prepare(
             "task_paths": locations,
         },
     )
-    action = "start"
+    action = _action(job_dir, manifest, report)
+    harbor_cmd = report.harbor or "harbor"
+    if action == "start":
+        command = cfgmod.harbor_start_command(harbor_cmd, job_dir / CONFIG_FILE)
+    else:
+        command = cfgmod.harbor_resume_command(harbor_cmd, job_dir)
+    return LaunchPlan(
+        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath,
+        secrets,
+    )  # fmt: skip
+
+
+def _settings_problems(spec: RunSpec, secrets: Any) -> list[Problem]:
+    """Credentials written into the agent settings (by key name, or by a secret's value)."""
+    kwargs = dict(spec.agent_kwargs)
+    problems = [
+        Problem(
+            "manifest",
+            f"{where}: pass credentials by environment variable name (pass_env), never in settings",
+        )
+        for where in man.credential_problems(kwargs, "agent_kwargs")
+    ]
+    problems.extend(
+        Problem(
+            "manifest",
+            f"{where} holds the value of a secret environment variable: pass the variable "
+            "by name (pass_env), never its value",
+        )
+        for where in _holding_secrets(kwargs, secrets, "agent_kwargs")
+    )
+    return problems
+
+
+def _job_location(
+    spec: RunSpec, agent: dict[str, Any], tasks: Any, report: PreflightReport
+) -> tuple[str, Path]:
+    """Job name and folder. The default name comes from the settings, so the same command
+    finds the same job; an unusable name is a problem in ``report``.
+    """
+    settings = {
+        "agent": agent,
+        "model": spec.model,
+        "env": spec.env,
+        "tasks": tasks,
+        "attempts": spec.attempts,
+        "concurrency": spec.concurrency,
+        "timeouts": spec.effective_timeouts(),
+        "max_retries": spec.max_retries,
+        "retry_include": spec.retry_include,
+        "retry_exclude": spec.retry_exclude,
+    }
+    job_name = spec.job_name or cfgmod.default_job_name(spec, man.digest_of(settings))
+    try:
+        return job_name, job_dir_for(spec.runs_root, job_name)
+    except ValueError as exc:
+        if spec.job_name is None:  # a given name was already reported by validate()
+            report.problems.append(Problem("spec", str(exc)))
+        return job_name, spec.runs_root.absolute() / "invalid-job-name"
+
+
+def _harbor_view(
+    report: PreflightReport, config: dict[str, Any], pythonpath: Any, environ: Any, secrets: Any
+) -> dict[str, Any] | None:
+    """Harbor's own reading of the config, scrubbed (None with a problem when it fails).
+
+    Harbor may resolve ${NAME} templates (or echo its environment) in what it prints: its
+    view goes into the manifest and --dry-run, so values are scrubbed.
+    """
+    try:
+        return scrub(print_config(report.harbor, config, harbor_env(pythonpath, environ)), secrets)
+    except (ValueError, OSError, subprocess.TimeoutExpired) as exc:
+        report.problems.append(Problem("harbor", redact_text(str(exc), secrets)))
+        return None
+
+
+def _action(job_dir: Path, manifest: dict[str, Any], report: PreflightReport) -> str:
+    """'start', 'resume' or 'complete' for the job folder; a folder holding another job is a
+    problem in ``report``.
+    """
     try:
         existing = man.check_existing(job_dir, manifest)
     except man.ManifestMismatch as exc:
@@ -288,17 +326,10 @@ def prepare(
                     f"{job_dir} already holds a job without an evalkit manifest; choose another job name",
                 )
             )
-    elif started:
-        action = "complete" if _all_done(job_dir, manifest) else "resume"
-    harbor_cmd = report.harbor or "harbor"
-    if action == "start":
-        command = cfgmod.harbor_start_command(harbor_cmd, job_dir / CONFIG_FILE)
-    else:
-        command = cfgmod.harbor_resume_command(harbor_cmd, job_dir)
-    return LaunchPlan(
-        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath,
-        secrets,
-    )  # fmt: skip
+        return "start"
+    if started:
+        return "complete" if _all_done(job_dir, manifest) else "resume"
+    return "start"
 
 
 def _all_done(job_dir: Path, manifest: dict[str, Any]) -> bool:

@@ -2,7 +2,7 @@
 
 A report notebook stays thin: a ``parameters`` cell, then ``ctx = report.setup(...)`` and
 one call per section (``report.header(ctx)``, ``report.runs_table(ctx)``, ...); every
-section returns :class:`Parts` (HTML fragments and Altair charts) that display themselves.
+section returns :class:`SectionOutput` (HTML fragments and Altair charts) that display themselves.
 ``render(name, runs, out, params)`` executes a notebook with papermill in this Python
 environment and writes the offline HTML, the executed notebook and summary.json
 (docs/report.md).
@@ -33,7 +33,6 @@ from evalkit.report.html import CSS
 from evalkit.report.many_runs import leaderboard
 from evalkit.report.nbrun import ReportError, execute
 from evalkit.report.overview import data_quality, header, runs_frame, runs_table
-from evalkit.report.parts import Parts
 from evalkit.report.run_comparison import (
     badges,
     comparison,
@@ -43,6 +42,7 @@ from evalkit.report.run_comparison import (
     tasks_changed,
     transitions,
 )
+from evalkit.report.section_output import SectionOutput
 from evalkit.report.summary_json import summary, write_summary
 
 
@@ -68,9 +68,9 @@ def setup(
 __all__ = [
     "REPORTS",
     "Context",
-    "Parts",
     "ReportError",
     "ReportFiles",
+    "SectionOutput",
     "answer",
     "antipatterns",
     "badges",

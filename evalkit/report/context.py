@@ -28,12 +28,6 @@ RUN_BY = ("auto", "label", "job")
 DETAIL_RUNS = 8
 
 
-def known_sum(col: str | pl.Expr) -> pl.Expr:
-    """Sum of the known values; null (not 0) when no value is known."""
-    e = pl.col(col) if isinstance(col, str) else col
-    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
-
-
 @dataclass
 class Context:
     """The data of one report. ``trials`` carries the ``run`` label the report uses.

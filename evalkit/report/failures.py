@@ -8,10 +8,10 @@ import polars as pl
 from evalkit import charts, patterns
 from evalkit.charts._style import passed
 from evalkit.charts.tasks import UNKNOWN_TASK
-from evalkit.load.trials.derive import measured_tokens
+from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum
-from evalkit.report.parts import Parts
+from evalkit.report.context import Context
+from evalkit.report.section_output import SectionOutput
 
 #: Most task rows the per-task heatmap draws; beyond it, the tasks whose pass rate
 #: differs most between runs (the rest are named in a note, every cell is in the explorer).
@@ -36,15 +36,15 @@ def informative_tasks(t: pl.DataFrame, n: int, pair: tuple[str, str] | None) -> 
     return top["task_name"].head(n).to_list()
 
 
-def heatmap(ctx: Context) -> Parts:
+def heatmap(ctx: Context) -> SectionOutput:
     """Tasks x runs, share of attempts passed; hardest tasks first. With more than
     :data:`HEATMAP_TASKS` tasks, only the tasks whose pass rate differs most between runs."""
     t = ctx.trials
     if t.height == 0:
-        return Parts([H.box("No trials.", "warn")])
+        return SectionOutput([H.box("No trials.", "warn")])
     n_tasks = t["task_name"].fill_null(UNKNOWN_TASK).n_unique()
     if n_tasks <= HEATMAP_TASKS:
-        return Parts([charts.task_heatmap(t, order=ctx.order)])
+        return SectionOutput([charts.task_heatmap(t, order=ctx.order)])
     keep = informative_tasks(t, HEATMAP_TASKS, ctx.pair)
     chart = charts.task_heatmap(t.filter(pl.col("task_name").is_in(keep)), order=ctx.order)
     note = H.note(
@@ -53,7 +53,7 @@ def heatmap(ctx: Context) -> Parts:
         "the chart. Every task: `evalkit task JOB TASK`, the trial browser of "
         "notebooks/explore.ipynb, or evalkit.charts.task_cells(runs.trials)."
     )
-    return Parts([chart, note])
+    return SectionOutput([chart, note])
 
 
 def exceptions_table(t: pl.DataFrame, pair: tuple[str, str] | None) -> pl.DataFrame:
@@ -80,11 +80,11 @@ def exceptions_table(t: pl.DataFrame, pair: tuple[str, str] | None) -> pl.DataFr
     )
 
 
-def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
+def taxonomy(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Outcomes and error kinds per run, the most frequent exceptions, anti-pattern rates."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
-    out = Parts(
+    out = SectionOutput(
         [charts.outcome_bars(t, order=ctx.order), charts.error_kind_bars(t, order=ctx.order)]
     )
     ex = exceptions_table(t, ctx.pair)
@@ -134,7 +134,7 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> Parts:
     return out
 
 
-def analysis_checks(t: pl.DataFrame) -> Parts:
+def analysis_checks(t: pl.DataFrame) -> SectionOutput:
     """`harbor analyze` verdicts: per run and check, trials judged pass / fail / not
     applicable, and the failed checks with the judge's explanation (empty when no trial
     was analysed)."""
@@ -145,7 +145,7 @@ def analysis_checks(t: pl.DataFrame) -> Parts:
         .unnest("analysis_checks")
     )
     if checks.height == 0:
-        return Parts()
+        return SectionOutput()
     counts = (
         checks.group_by("run", "name")
         .agg(
@@ -159,7 +159,7 @@ def analysis_checks(t: pl.DataFrame) -> Parts:
     failed = checks.filter(pl.col("verdict") == "fail").select(
         "run", "task_name", "trial_name", pl.col("name").alias("check"), "explanation"
     )
-    out = Parts([H.h(4, "harbor analyze checks"), H.table(counts)])
+    out = SectionOutput([H.h(4, "harbor analyze checks"), H.table(counts)])
     out.append(
         H.note(
             "LLM-judge rubric checks from the trials' analysis.json; trials without one "
@@ -171,9 +171,9 @@ def analysis_checks(t: pl.DataFrame) -> Parts:
     return out
 
 
-def antipatterns(ctx: Context) -> Parts:
+def antipatterns(ctx: Context) -> SectionOutput:
     """Anti-pattern rates with CIs per run, and their change from baseline to candidate."""
-    out = Parts([H.h(4, "Anti-patterns")])
+    out = SectionOutput([H.h(4, "Anti-patterns")])
     conf = ctx.params.get("confidence", 0.95)
     t = ctx.detail_trials
     try:
@@ -239,11 +239,11 @@ def antipatterns(ctx: Context) -> Parts:
     return out
 
 
-def cost_efficiency(ctx: Context, only_pair: bool = False) -> Parts:
+def cost_efficiency(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Cost (or tokens, when no cost is recorded) against pass rate, time and turns."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
-    out = Parts()
+    out = SectionOutput()
     if t["cost_usd"].is_not_null().any():
         out.append(charts.cost_vs_pass(t, order=ctx.order))
         priced = t.group_by("run").agg(pl.col("cost_usd").is_not_null().any().alias("p"))

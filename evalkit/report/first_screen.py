@@ -16,8 +16,8 @@ from evalkit.compare.headline import HEADLINE, disagreement
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.overview import stale_warning
-from evalkit.report.parts import Parts
 from evalkit.report.run_comparison import badges, comparison, evidence_of, figures_table
+from evalkit.report.section_output import SectionOutput
 
 #: Task names listed per line (broken, fixed) before "and N more".
 MAX_NAMES = 8
@@ -90,7 +90,7 @@ def warnings(ctx: Context, cmp: Any | None, evidence: bool = True) -> list[str]:
     return out
 
 
-def answer(ctx: Context) -> Parts:
+def answer(ctx: Context) -> SectionOutput:
     """The first screen (module docstring)."""
     cmp = comparison(ctx)
     body = []
@@ -118,4 +118,4 @@ def answer(ctx: Context) -> Parts:
         )
     for w in warnings(ctx, cmp, evidence=False):  # the reasons above already say it
         body.append(H.box(w, "warn"))
-    return Parts([f'<div id="evalkit-answer" class="ek-answer">{"".join(body)}</div>'])
+    return SectionOutput([f'<div id="evalkit-answer" class="ek-answer">{"".join(body)}</div>'])

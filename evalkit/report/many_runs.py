@@ -8,7 +8,7 @@ import polars as pl
 from evalkit import charts
 from evalkit.report import html as H
 from evalkit.report.context import Context
-from evalkit.report.parts import Parts
+from evalkit.report.section_output import SectionOutput
 from evalkit.stats.irt import fit_irt
 from evalkit.stats.taskquality import flaky_tasks, informative_tasks, noise_floor_detail
 from evalkit.tables.leaderboard import leaderboard_table
@@ -17,23 +17,25 @@ from evalkit.tables.leaderboard import leaderboard_table
 MIN_RUNS = 3
 
 
-def leaderboard(ctx: Context, draws: int = 2000) -> Parts:
+def leaderboard(ctx: Context, draws: int = 2000) -> SectionOutput:
     """Leaderboard (score, interval, rank interval, tier, P(rank 1), P(on the cost frontier),
     integrity counts), its chart set, the noise floor per run, flaky and dead tasks, and the
     tasks that separate the runs most (2PL item-response fit)."""
     runs = [r for r in ctx.order if r is not None]
     if len(runs) < MIN_RUNS:
-        return Parts([H.note(f"Shown when more than two runs are loaded ({len(runs)} here).")])
+        return SectionOutput(
+            [H.note(f"Shown when more than two runs are loaded ({len(runs)} here).")]
+        )
     every = ctx.history is None  # else the runs not shown in detail have no trajectories
     try:
         result = leaderboard_table(
             ctx.history or ctx.runs, by="label", draws=draws, integrity=every
         )
     except ValueError as e:
-        return Parts([H.box(f"No leaderboard: {e}", "warn")])
+        return SectionOutput([H.box(f"No leaderboard: {e}", "warn")])
     lb = result.table
     kept = lb["run"].to_list()
-    out = Parts([_table(lb)])
+    out = SectionOutput([_table(lb)])
     if not every:
         out.append(
             H.note(

@@ -8,10 +8,10 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.charts._style import passed
-from evalkit.load.trials.derive import measured_tokens
+from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
-from evalkit.report.context import Context, known_sum
-from evalkit.report.parts import Parts
+from evalkit.report.context import Context
+from evalkit.report.section_output import SectionOutput
 from evalkit.stats import pass_k_curve, summarize, verifier_instability
 
 FRESH_H = 36.0
@@ -51,7 +51,7 @@ def left_out_note(ctx: Context) -> str | None:
     )
 
 
-def header(ctx: Context) -> Parts:
+def header(ctx: Context) -> SectionOutput:
     """What was loaded, from where, how fresh it is, load errors, and the runs compared."""
     jobs, t, errs = ctx.jobs, ctx.trials, ctx.load_errors
     states = ", ".join(
@@ -59,7 +59,7 @@ def header(ctx: Context) -> Parts:
     )
     last = t["finished_at"].max() if t.height else None
     first = t["started_at"].min() if t.height else None
-    out = Parts()
+    out = SectionOutput()
     out.append(
         H.kv(
             [
@@ -211,12 +211,12 @@ def _methods(f: pl.DataFrame) -> str:
     return "; ".join(f"{r}: {x}" for r, x in m.iter_rows())
 
 
-def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
+def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """The runs table: pass rate with CI, reward, attempts, pass@k, cost, tokens, time, errors;
     then the pass-rate and pass@k charts."""
     ctx = ctx.narrow(only_pair)
     f = runs_frame(ctx)
-    out = Parts()
+    out = SectionOutput()
     if f.height == 0:
         out.append(H.box("No trials were found.", "warn"))
         return out
@@ -275,10 +275,10 @@ def runs_table(ctx: Context, only_pair: bool = False) -> Parts:
     return out
 
 
-def regrade_notes(t: pl.DataFrame) -> Parts:
+def regrade_notes(t: pl.DataFrame) -> SectionOutput:
     """When regrade trials are loaded: how often the verifier alone changed a reward (the
     agent's work is the same by construction), per run and for the tasks where it did."""
-    out = Parts()
+    out = SectionOutput()
     if "regrade_of" not in t.columns or t["regrade_of"].is_null().all():
         return out
     runs = verifier_instability(t, by="run")
@@ -303,7 +303,7 @@ def regrade_notes(t: pl.DataFrame) -> Parts:
     return out
 
 
-def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
+def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Evidence completeness, token / cost mismatches, unknown cost, times outside their
     trial, regrades' verifier instability, incomplete trials."""
     ctx = ctx.narrow(only_pair)
@@ -338,7 +338,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> Parts:
             "artifacts manifest",
         )
     }
-    out = Parts([H.table(q, pct)])
+    out = SectionOutput([H.table(q, pct)])
     mism = t.filter(pl.col("metrics_mismatch").is_not_null())
     if mism.height:
         out.append(

@@ -12,7 +12,7 @@ from evalkit.compare import compare, evidence_bundle
 from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
 from evalkit.report import html as H
 from evalkit.report.context import Context
-from evalkit.report.parts import Parts
+from evalkit.report.section_output import SectionOutput
 
 TONE = {
     "Ship it": "good",
@@ -47,9 +47,11 @@ def comparison(ctx: Context) -> Any | None:
     return ctx.cache["comparison"]
 
 
-def _no_pair(ctx: Context) -> Parts | None:
+def _no_pair(ctx: Context) -> SectionOutput | None:
     if ctx.pair is None:
-        return Parts([H.box("There is no second run over the same tasks to compare with.", "warn")])
+        return SectionOutput(
+            [H.box("There is no second run over the same tasks to compare with.", "warn")]
+        )
     return None
 
 
@@ -96,7 +98,7 @@ def figures_table(cmp: Any, keys: tuple[str, ...] | None = None) -> str:
     return H.table(pl.DataFrame(rows), right)
 
 
-def gate(ctx: Context) -> Parts:
+def gate(ctx: Context) -> SectionOutput:
     """Gate verdicts with their reasons, the evidence check, and every compared figure."""
     miss = _no_pair(ctx)
     if miss:
@@ -104,7 +106,7 @@ def gate(ctx: Context) -> Parts:
     cmp = comparison(ctx)
     g, guard = cmp.gate(), cmp.regression_guard()
     ev = evidence_of(ctx, cmp)
-    out = Parts()
+    out = SectionOutput()
     out.append(f'<div id="evalkit-gate" class="ek-gate">{badges(ctx, cmp)}</div>')
     if not ev.meaningful:
         out.append(H.box("No meaningful comparison: " + "; ".join(ev.reasons) + ".", "warn"))
@@ -172,14 +174,14 @@ def plan_block(p: Any, shown: int = 20) -> str:
     return f'<div id="evalkit-plan"><p><b>Next step (Hold)</b></p><ul>{body}</ul></div>'
 
 
-def transitions(ctx: Context) -> Parts:
+def transitions(ctx: Context) -> SectionOutput:
     """Outcome transitions (modal outcome per task) and the per-task A-vs-B scatter."""
     miss = _no_pair(ctx)
     if miss:
         return miss
     cmp = comparison(ctx)
     a, b = ctx.pair
-    out = Parts(
+    out = SectionOutput(
         [
             charts.transitions_chart(
                 cmp.transitions, "outcome_a", "outcome_b", "n", a_label=a, b_label=b
@@ -225,7 +227,7 @@ def _markdown(text: str) -> str:
         return H.pre(text)
 
 
-def tasks_changed(ctx: Context) -> Parts:
+def tasks_changed(ctx: Context) -> SectionOutput:
     """Tasks broken and fixed, each with its evidence bundle (attempts, failing assertions,
     verifier output, condensed trajectories, first divergence, findings) inlined."""
     miss = _no_pair(ctx)
@@ -234,7 +236,7 @@ def tasks_changed(ctx: Context) -> Parts:
     cmp = comparison(ctx)
     a, b = ctx.pair
     t = cmp.tasks
-    out = Parts()
+    out = SectionOutput()
     for name, tasks in (
         ("Broken: A passed, B does not", cmp.broken),
         ("Fixed: A did not pass, B does", cmp.fixed),
@@ -276,7 +278,7 @@ def tasks_changed(ctx: Context) -> Parts:
     return out
 
 
-def config_diff(ctx: Context) -> Parts:
+def config_diff(ctx: Context) -> SectionOutput:
     """What changed between the two runs' Harbor configs (Lime's one-variable rule)."""
     miss = _no_pair(ctx)
     if miss:
@@ -284,8 +286,8 @@ def config_diff(ctx: Context) -> Parts:
     try:
         d = comparison(ctx).config_diff()
     except (ValueError, AttributeError) as e:
-        return Parts([H.box(f"Config diff not available: {e}", "warn")])
-    out = Parts([H.p(str(d.verdict))])
+        return SectionOutput([H.box(f"Config diff not available: {e}", "warn")])
+    out = SectionOutput([H.p(str(d.verdict))])
     if d.rows.height:
         cols = [c for c in ("key", "variable", "a", "b") if c in d.rows.columns]
         out.append(

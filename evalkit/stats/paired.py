@@ -174,6 +174,68 @@ def paired(
         raise ValueError("metric must be 'reward' or 'pass'")
     if ci_method not in _CI_METHODS:
         raise ValueError(f"ci_method must be one of {_CI_METHODS}")
+    both, a_only, b_only = _common_tasks(df, a, b, by, task, reward)
+    sc = _task_scores(both, metric)
+    n = int(sc.ka.size)
+    ma = sc.sa / sc.ka if n else np.array([])
+    mb = sc.sb / sc.kb if n else np.array([])
+    d = mb - ma
+    nan = math.nan
+    ci_low, ci_high, p_value, exact, ci_fallback = paired_core(
+        d,
+        confidence=confidence,
+        seed=seed,
+        n_resamples=n_resamples,
+        ci_method=ci_method,
+        exact_max=exact_max,
+    )
+    mc_exact, mc_mid = _mcnemar_single_attempts(sc)
+    ci_label, method = _method_text(exact, ci_fallback, ci_method, n_resamples, seed)
+    return PairedResult(
+        a=a,
+        b=b,
+        n_tasks=n,
+        mean_a=float(ma.mean()) if n else nan,
+        mean_b=float(mb.mean()) if n else nan,
+        diff=float(d.mean()) if n else nan,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_value=p_value,
+        method=method,
+        mcnemar_exact_p=mc_exact,
+        mcnemar_midp=mc_mid,
+        correlation=_correlation(ma, mb),
+        confidence=confidence,
+        ci_method=ci_label,
+        test_method="sign-flip-exact" if exact else "sign-flip-monte-carlo",
+        p_value_exact=exact,
+        n_resamples=n_resamples,
+        seed=seed,
+        metric=metric,
+        estimand="new_tasks",
+        n_a_only=a_only.height,
+        n_b_only=b_only.height,
+        n_b_better=int(np.sum(d > 0)),
+        n_a_better=int(np.sum(d < 0)),
+        n_tied=int(np.sum(d == 0)),
+        attempts_a=(int(sc.ka.min()), int(sc.ka.max())) if n else (0, 0),
+        attempts_b=(int(sc.kb.min()), int(sc.kb.max())) if n else (0, 0),
+        mde=_mde(sc, confidence),
+        tasks=task_frame(both, a_only, b_only, task, sc.binary, metric, ma, mb),
+    )
+
+
+def _common_tasks(
+    df: pl.DataFrame | pl.LazyFrame,
+    a: Any,
+    b: Any,
+    by: str | Sequence[str],
+    task: str,
+    reward: str,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Per-task tables: tasks both runs attempted (run b's columns suffixed ``_b``, sorted by
+    task), tasks only run a attempted, tasks only run b attempted.
+    """  # fmt: skip
     by_cols = as_by_list(by)
     if not by_cols:
         raise ValueError("paired needs a by column that tells run a from run b")
@@ -190,56 +252,70 @@ def paired(
     )
     a_only = ta.join(tb, on=task, how="anti", nulls_equal=True)
     b_only = tb.join(ta, on=task, how="anti", nulls_equal=True)
+    return both, a_only, b_only
 
-    ka = both["n_trials"].to_numpy().astype(float)
-    kb = both["n_trials_b"].to_numpy().astype(float)
-    pa = both["n_pass"].to_numpy().astype(float)
-    pb = both["n_pass_b"].to_numpy().astype(float)
+
+class _TaskScores(NamedTuple):
+    """Per common task and run: attempts (k), passes (p), score sums (s) and sums of squared
+    scores (q); ``binary`` when every score is 0/1.
+    """
+
+    ka: np.ndarray
+    kb: np.ndarray
+    pa: np.ndarray
+    pb: np.ndarray
+    sa: np.ndarray
+    sb: np.ndarray
+    qa: np.ndarray
+    qb: np.ndarray
+    binary: bool
+
+
+def _task_scores(both: pl.DataFrame, metric: str) -> _TaskScores:
+    def col(name: str) -> np.ndarray:
+        return both[name].to_numpy().astype(float)
+
+    pa, pb = col("n_pass"), col("n_pass_b")
     # pass/fail is 0/1 whatever the rewards are; rewards are binary only when none is fractional
     binary = metric == "pass" or (
         int(both["n_fractional"].sum()) == 0 and int(both["n_fractional_b"].sum()) == 0
     )
-    if metric == "pass":
-        sa, sb = pa, pb
-        qa, qb = pa, pb  # 0/1 outcomes: squares equal values
+    if metric == "pass":  # 0/1 outcomes: squares equal values
+        sa, sb, qa, qb = pa, pb, pa, pb
     else:
-        sa = both["reward_sum"].to_numpy().astype(float)
-        sb = both["reward_sum_b"].to_numpy().astype(float)
-        qa = both["reward_sq_sum"].to_numpy().astype(float)
-        qb = both["reward_sq_sum_b"].to_numpy().astype(float)
-    n = int(ka.size)
-    ma = sa / ka if n else np.array([])
-    mb = sb / kb if n else np.array([])
-    d = mb - ma
-    nan = math.nan
-    diff = float(d.mean()) if n else nan
+        sa, sb = col("reward_sum"), col("reward_sum_b")
+        qa, qb = col("reward_sq_sum"), col("reward_sq_sum_b")
+    return _TaskScores(col("n_trials"), col("n_trials_b"), pa, pb, sa, sb, qa, qb, binary)
 
-    ci_low, ci_high, p_value, exact, ci_fallback = paired_core(
-        d,
-        confidence=confidence,
-        seed=seed,
-        n_resamples=n_resamples,
-        ci_method=ci_method,
-        exact_max=exact_max,
-    )
 
-    one_binary = binary and n > 0 and bool(np.all(ka == 1)) and bool(np.all(kb == 1))
-    if one_binary:
-        broken = int(np.sum((pa == 1) & (pb == 0)))
-        fixed = int(np.sum((pa == 0) & (pb == 1)))
-        mc_exact, mc_mid = mcnemar(broken, fixed)
-    else:
-        mc_exact = mc_mid = None
+def _mcnemar_single_attempts(sc: _TaskScores) -> tuple[float | None, float | None]:
+    """McNemar exact and mid-p when every common task has one binary attempt per run."""
+    if not (sc.binary and sc.ka.size > 0 and np.all(sc.ka == 1) and np.all(sc.kb == 1)):
+        return None, None
+    broken = int(np.sum((sc.pa == 1) & (sc.pb == 0)))
+    fixed = int(np.sum((sc.pa == 0) & (sc.pb == 1)))
+    return mcnemar(broken, fixed)
 
-    corr = nan
-    if n >= 3 and np.std(ma) > 0 and np.std(mb) > 0:
-        corr = float(np.corrcoef(ma, mb)[0, 1])
-    if n >= 2:
-        pi = power_inputs_from_tasks(sa, qa, ka, sb, qb, kb)
-        mde = pi.mde(alpha=1 - confidence, power=0.80)
-    else:
-        mde = nan
 
+def _correlation(ma: np.ndarray, mb: np.ndarray) -> float:
+    """Pearson correlation of the per-task scores (NaN below 3 tasks or without spread)."""
+    if ma.size >= 3 and np.std(ma) > 0 and np.std(mb) > 0:
+        return float(np.corrcoef(ma, mb)[0, 1])
+    return math.nan
+
+
+def _mde(sc: _TaskScores, confidence: float) -> float:
+    """Minimum detectable difference at 80% power (NaN below 2 tasks)."""
+    if sc.ka.size < 2:
+        return math.nan
+    pi = power_inputs_from_tasks(sc.sa, sc.qa, sc.ka, sc.sb, sc.qb, sc.kb)
+    return pi.mde(alpha=1 - confidence, power=0.80)
+
+
+def _method_text(
+    exact: bool, ci_fallback: bool, ci_method: str, n_resamples: int, seed: int | None
+) -> tuple[str, str]:
+    """(interval label, one-line method description)."""
     test_desc = "exact" if exact else f"Monte Carlo, {n_resamples} sign vectors, seed {seed}"
     if ci_fallback:
         ci_desc = f"few-differences bound (<= {FEW_TASKS} tasks differ; exact mid-p on each side)"
@@ -249,40 +325,7 @@ def paired(
             f"paired task-cluster bootstrap ({ci_method}, {n_resamples} resamples, seed {seed})"
         )
         ci_label = f"paired-task-bootstrap-{ci_method}"
-    method = f"{ci_desc}; sign-flip permutation test ({test_desc})"
-    tasks = task_frame(both, a_only, b_only, task, binary, metric, ma, mb)
-    return PairedResult(
-        a=a,
-        b=b,
-        n_tasks=n,
-        mean_a=float(ma.mean()) if n else nan,
-        mean_b=float(mb.mean()) if n else nan,
-        diff=diff,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        p_value=p_value,
-        method=method,
-        mcnemar_exact_p=mc_exact,
-        mcnemar_midp=mc_mid,
-        correlation=corr,
-        confidence=confidence,
-        ci_method=ci_label,
-        test_method="sign-flip-exact" if exact else "sign-flip-monte-carlo",
-        p_value_exact=exact,
-        n_resamples=n_resamples,
-        seed=seed,
-        metric=metric,
-        estimand="new_tasks",
-        n_a_only=a_only.height,
-        n_b_only=b_only.height,
-        n_b_better=int(np.sum(d > 0)),
-        n_a_better=int(np.sum(d < 0)),
-        n_tied=int(np.sum(d == 0)),
-        attempts_a=(int(ka.min()), int(ka.max())) if n else (0, 0),
-        attempts_b=(int(kb.min()), int(kb.max())) if n else (0, 0),
-        mde=mde,
-        tasks=tasks,
-    )
+    return ci_label, f"{ci_desc}; sign-flip permutation test ({test_desc})"
 
 
 class PairedNumbers(NamedTuple):

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalkit.load.trials.derive import measured_tokens
+from evalkit.load.trials.derive import known_sum, measured_tokens
 
 OUTCOME_COUNTS = ("pass", "partial", "fail", "timeout", "error", "no-reward", "incomplete")
-
-
-def _sum_known(col: str | pl.Expr) -> pl.Expr:
-    """Sum that stays null when every value is null (unknown is not 0)."""
-    e = pl.col(col) if isinstance(col, str) else col
-    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
 
 
 def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
@@ -37,11 +31,11 @@ def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
         .alias("pass_rate"),
         pl.col("reward").fill_null(0.0).filter(done).mean().alias("mean_reward"),
         pl.col("duration_s").sum().alias("compute_s"),
-        _sum_known(measured_tokens("n_input_tokens")).alias("n_input_tokens"),
-        _sum_known(measured_tokens("n_cache_tokens")).alias("n_cache_tokens"),
-        _sum_known(measured_tokens("n_output_tokens")).alias("n_output_tokens"),
-        _sum_known("n_steps").alias("n_steps"),
-        _sum_known("cost_usd").alias("cost_usd"),
+        known_sum(measured_tokens("n_input_tokens")).alias("n_input_tokens"),
+        known_sum(measured_tokens("n_cache_tokens")).alias("n_cache_tokens"),
+        known_sum(measured_tokens("n_output_tokens")).alias("n_output_tokens"),
+        known_sum("n_steps").alias("n_steps"),
+        known_sum("cost_usd").alias("cost_usd"),
         pl.col("cost_usd").is_not_null().sum().alias("cost_known"),
     )
     kinds = (

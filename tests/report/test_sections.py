@@ -51,7 +51,7 @@ def test_every_section_renders_and_escapes(ctx: report.Context) -> None:
     html = ""
     for name in SECTIONS:
         parts = getattr(report, name)(ctx)
-        assert isinstance(parts, report.Parts), name
+        assert isinstance(parts, report.SectionOutput), name
         html += parts.html()
         for ch in parts.charts():
             json.dumps(ch.to_dict())

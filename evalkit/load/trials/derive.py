@@ -74,6 +74,12 @@ def measured_tokens(col: str) -> pl.Expr:
     return pl.when(flag).then(None).otherwise(pl.col(col)).alias(col)
 
 
+def known_sum(col: str | pl.Expr) -> pl.Expr:
+    """Sum of the known values; null (not 0) when no value is known (unknown is not 0)."""
+    e = pl.col(col) if isinstance(col, str) else col
+    return pl.when(e.is_not_null().any()).then(e.sum()).otherwise(None)
+
+
 def failed_checks() -> pl.Expr:
     """``analysis_failed``: names of the analysis checks judged 'fail' (null: not analysed)."""
     checks = pl.col("analysis_checks")

@@ -8,7 +8,7 @@ from typing import Any
 from evalkit.report.html import wrap
 
 
-class Parts(list):
+class SectionOutput(list):
     """HTML strings (already escaped) and charts, shown in order."""
 
     def html(self) -> str:
