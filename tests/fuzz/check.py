@@ -23,6 +23,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import polars as pl
 
@@ -42,20 +43,6 @@ class Result:
     trace: str = ""
     n_trials: int = 0
     n_errors: int = 0
-
-
-@contextlib.contextmanager
-def _env(overrides: dict[str, str]):
-    old = {k: os.environ.get(k) for k in overrides}
-    os.environ.update(overrides)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def prepare(ops: list[Op], workdir: Path) -> Path:
@@ -87,7 +74,7 @@ def _load(
 ) -> dict[str, pl.DataFrame]:
     import evalkit
 
-    with _env(env), denied(deny):
+    with mock.patch.dict(os.environ, env), denied(deny):
         runs = evalkit.load(root, cache=cache, progress=False)
         return _frames(runs, findings)
 

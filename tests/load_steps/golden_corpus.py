@@ -22,15 +22,15 @@ deliberate rule change (review the diff of ``test_golden`` first).
 from __future__ import annotations
 
 import base64
-import contextlib
 import gzip
 import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import polars as pl
@@ -702,20 +702,6 @@ def cases() -> dict[str, Case]:
 # -- outputs -----------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _env(env: dict[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def _rel(path: str | None, root: str) -> str | None:
     if path is None:
         return None
@@ -765,7 +751,7 @@ def frames_of(built: Built, root: Path, *, cache: bool = False) -> dict[str, pl.
     from evalkit.load.steps.table import build_trajectories
 
     source, env = built
-    with _env(env):
+    with mock.patch.dict(os.environ, env):
         if isinstance(source, Path):
             runs = evalkit.load(str(source), cache=cache, progress=False)
             trials = runs._trials
