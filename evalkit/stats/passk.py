@@ -57,7 +57,7 @@ def pass_at_k(n: int | np.ndarray, c: int | np.ndarray, k: int | np.ndarray) -> 
         jj = np.where(use, j, 1).astype(float)
         kf = np.where(use, kk, 0).astype(float)
         log_ratio += np.where(use, np.log1p(-kf / jj), 0.0)
-    out = -np.expm1(log_ratio)
+    out = -np.expm1(log_ratio) + 0.0  # + 0.0 turns -0.0 (no passes) into 0.0
     out = np.where(kk == 1, cc / np.maximum(nn, 1), out)  # pass@1 = c/n exactly
     out = np.where(zero, 1.0, out)
     out = np.where(valid, out, np.nan)

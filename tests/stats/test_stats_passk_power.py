@@ -53,6 +53,9 @@ def test_large_n_is_stable(n: int, c: int, k: int) -> None:
 
 def test_reference_values_and_edges() -> None:
     assert pass_at_k(10, 0, 5) == 0.0
+    # no passes is +0.0, never -0.0 (which a table prints as "-0.0%")
+    assert math.copysign(1.0, pass_at_k(10, 0, 5)) == 1.0
+    assert all(math.copysign(1.0, v) == 1.0 for v in pass_at_k([3, 5], [0, 0], [2, 3]))
     assert pass_at_k(10, 6, 5) == 1.0  # n - c < k
     assert abs(pass_at_k(5, 1, 1) - 0.2) < 1e-15
     assert abs(pass_at_k(5, 2, 2) - 0.7) < 1e-15  # 1 - C(3,2)/C(5,2) = 1 - 3/10
