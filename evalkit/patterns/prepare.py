@@ -49,6 +49,28 @@ def clean_path(e: pl.Expr) -> pl.Expr:
     )
 
 
+def finding_columns(
+    severity: str | pl.Expr,
+    confidence: float | pl.Expr,
+    evidence: str | pl.Expr,
+    *,
+    start: str = "step_index",
+    end: str | pl.Expr | None = None,
+) -> list[pl.Expr]:
+    """The columns every detector returns: trial_id, step_start (column ``start``), step_end
+    (``end``, default the start), severity and confidence (a literal or an expression) and
+    evidence (an expression or a column name)."""
+    end_expr = pl.col(end) if isinstance(end, str) else (end if end is not None else pl.col(start))
+    return [
+        pl.col("trial_id"),
+        pl.col(start).alias("step_start"),
+        end_expr.alias("step_end"),
+        (severity if isinstance(severity, pl.Expr) else pl.lit(severity)).alias("severity"),
+        (confidence if isinstance(confidence, pl.Expr) else pl.lit(confidence)).alias("confidence"),
+        (pl.col(evidence) if isinstance(evidence, str) else evidence).alias("evidence"),
+    ]
+
+
 def basename(e: pl.Expr) -> pl.Expr:
     return e.str.extract(r"([^/\\]+)$", 1)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename, group_start
+from evalkit.patterns.prepare import basename, finding_columns, group_start
 from evalkit.patterns.registry import detector
 
 G = ["trial_id", "traj"]
@@ -296,12 +296,12 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
         ).alias("_end"),
     ).filter(pl.col("_hit"))
     return c.unique(["gkey", "sig"], keep="first", maintain_order=True).select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("_end").alias("step_end"),
-        pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")).alias("severity"),
-        pl.lit(0.6).alias("confidence"),
-        pl.format("error in {} -> {}", label(ctx), "_why").alias("evidence"),
+        *finding_columns(
+            pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")),
+            0.6,
+            pl.format("error in {} -> {}", label(ctx), "_why"),
+            end="_end",
+        )
     )
 
 
@@ -338,15 +338,15 @@ def ignored_error_output(ctx: Context) -> pl.DataFrame:
         ["gkey", "msg_step"], keep="first", maintain_order=True
     )
     return j.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("msg_step").alias("step_end"),
-        pl.lit("medium").alias("severity"),
-        pl.lit(0.6).alias("confidence"),
-        pl.format(
-            "error in {} ({}) then: {}",
-            label(ctx),
-            ctx.snippet(pl.col("observation").str.slice(0, 300)),
-            ctx.snippet(msg),
-        ).alias("evidence"),
+        *finding_columns(
+            "medium",
+            0.6,
+            pl.format(
+                "error in {} ({}) then: {}",
+                label(ctx),
+                ctx.snippet(pl.col("observation").str.slice(0, 300)),
+                ctx.snippet(msg),
+            ),
+            end="msg_step",
+        )
     )
