@@ -14,6 +14,7 @@ import typer
 import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import (
+    RunsOpt,
     check_choice,
     console,
     emit,
@@ -29,7 +30,6 @@ from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
 from evalkit.compare.select import resolve_name
 from evalkit.stats.taskquality import flaky_task_names
 
-RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
 ChecksumsOpt = typer.Option(
     "exclude",
     "--checksums",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename, finding_columns, group_start
+from evalkit.patterns.prepare import basename, finding_columns, run_id
 from evalkit.patterns.registry import detector
 
 G = ["trial_id", "traj"]
@@ -49,10 +49,7 @@ def _runs(
     """Maximal runs (>= ``min_len`` rows) of consecutive rows with equal ``keys`` within a
     trajectory, optionally only runs whose first row satisfies ``where``. Run lengths are
     counted on integer ids first; only the qualifying runs are aggregated."""
-    new = group_start("gkey")
-    for k in keys:
-        new = new | (pl.col(k) != pl.col(k).shift(1)).fill_null(True)
-    c = c.with_columns(new.cum_sum().alias("_run"))
+    c = c.with_columns(run_id(*keys).alias("_run"))
     heads = c.select("_run", (where if where is not None else pl.lit(True)).alias("_ok"))
     sizes = (
         heads.group_by("_run")
@@ -122,9 +119,8 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
         & (pl.col("sig") != pl.col("sig").shift(1))
     ).fill_null(False)
     cyc = c.with_columns(alt.alias("_alt"), pl.col("step_index").shift(2).alias("_s2"))
-    new = group_start("gkey") | (pl.col("_alt") != pl.col("_alt").shift(1)).fill_null(True)
     cyc = (
-        cyc.with_columns(new.cum_sum().alias("_run"))
+        cyc.with_columns(run_id("_alt").alias("_run"))
         .filter(pl.col("_alt"))
         .group_by("_run", maintain_order=True)
         .agg(

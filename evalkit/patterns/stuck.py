@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import group_start
+from evalkit.patterns.prepare import run_id
 from evalkit.patterns.registry import detector
 
 
@@ -40,9 +40,8 @@ def no_progress(ctx: Context) -> pl.DataFrame:
         pl.col("_nw") == 0
     )
     c = c.with_columns(flag.fill_null(False).alias("_f"))
-    new = group_start("gkey") | (pl.col("_f") != pl.col("_f").shift(1)).fill_null(True)
     spans = (
-        c.with_columns(new.cum_sum().alias("_run"))
+        c.with_columns(run_id("_f").alias("_run"))
         .filter(pl.col("_f"))
         .group_by("_run", maintain_order=True)
         .agg(
