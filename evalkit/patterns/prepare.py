@@ -164,6 +164,17 @@ def run_id(*keys: str) -> pl.Expr:
     return new.cum_sum()
 
 
+def flagged_spans(df: pl.DataFrame, flag: str, *aggs: pl.Expr) -> pl.DataFrame:
+    """One row per run of consecutive rows of a trajectory where ``flag`` holds: its
+    ``trial_id`` and ``aggs`` over the run's rows."""
+    return (
+        df.with_columns(run_id(flag).alias("_run"))
+        .filter(pl.col(flag))
+        .group_by("_run", maintain_order=True)
+        .agg(pl.col("trial_id").first(), *aggs)
+    )
+
+
 def within_group_index(key: str = "gkey") -> pl.Expr:
     """0-based row position within consecutive runs of ``key`` (global ops, no window)."""
     idx = pl.int_range(pl.len(), dtype=pl.Int64)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename, finding_columns, run_id
+from evalkit.patterns.prepare import basename, finding_columns, flagged_spans, run_id
 from evalkit.patterns.registry import detector
 
 G = ["trial_id", "traj"]
@@ -119,21 +119,16 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
         & (pl.col("sig") != pl.col("sig").shift(1))
     ).fill_null(False)
     cyc = c.with_columns(alt.alias("_alt"), pl.col("step_index").shift(2).alias("_s2"))
-    cyc = (
-        cyc.with_columns(run_id("_alt").alias("_run"))
-        .filter(pl.col("_alt"))
-        .group_by("_run", maintain_order=True)
-        .agg(
-            pl.col("trial_id").first(),
-            pl.col("traj").first(),
-            pl.col("sig").first(),
-            (pl.len() + 2).alias("n"),
-            pl.col("_s2").first().alias("step_start"),
-            pl.col("step_index").last().alias("step_end"),
-            *[pl.col(x).first() for x in _lab_cols()],
-        )
-        .filter(pl.col("n") >= p["cycle_calls"])
-    )
+    cyc = flagged_spans(
+        cyc,
+        "_alt",
+        pl.col("traj").first(),
+        pl.col("sig").first(),
+        (pl.len() + 2).alias("n"),
+        pl.col("_s2").first().alias("step_start"),
+        pl.col("step_index").last().alias("step_end"),
+        *[pl.col(x).first() for x in _lab_cols()],
+    ).filter(pl.col("n") >= p["cycle_calls"])
     parts.append(rule(cyc, "medium", 0.85, 2, "period-2 cycle over {} calls, e.g. {}"))
     # (d) windowed repeats; polling commands keyed on (call, output). Sorted by key, the
     # (k-1)-th earlier occurrence is a plain shift.
