@@ -169,24 +169,7 @@ def ab_scatter(
     evalkit.compare works: its ``comparable`` column then decides which tasks are shown).
     """
     if tasks is not None:
-        t = frame(tasks, task, "pass_rate_a", "pass_rate_b")
-        if "mean_cost_a" not in t.columns and "cost_usd_a" in t.columns:
-            t = t.rename({"cost_usd_a": "mean_cost_a", "cost_usd_b": "mean_cost_b"})
-        keep = pl.col("comparable") if "comparable" in t.columns else pl.col("side") == "both"
-        both = t.filter(keep).with_columns(
-            (pl.col("pass_rate_b") - pl.col("pass_rate_a")).alias("delta")
-        )
-        for c in ("attempts", "mean_reward", "mean_cost"):
-            for s_ in ("a", "b"):
-                if f"{c}_{s_}" not in both.columns:
-                    both = both.with_columns(pl.lit(None, pl.Float64).alias(f"{c}_{s_}"))
-        both = both.select(
-            task,
-            "pass_rate_a",
-            "pass_rate_b",
-            "delta",
-            *[f"{c}_{s_}" for c in ("attempts", "mean_reward", "mean_cost") for s_ in ("a", "b")],
-        )
+        t, both = _given_task_rates(tasks, task)
     else:
         t = ab_tasks(df, a, b, by, task)
         both = t.filter(pl.col("side") == "both")
@@ -194,7 +177,43 @@ def ab_scatter(
     title = title or "Per-task pass rate: A vs B"
     if both.height == 0:
         return empty_chart("A and B have no task in common.", title)
-    both = both.with_columns(
+    sc = alt.Scale(domain=[-0.06, 1.06], nice=False)
+    diag = (
+        alt.Chart(alt.Data(values=[{"v": 0}, {"v": 1}]))
+        .mark_line(color="#999999", strokeDash=[4, 4])
+        .encode(x=alt.X("v:Q", scale=sc), y=alt.Y("v:Q", scale=sc))
+    )
+    pts = _ab_points(_jittered(_with_change(both)), task, sc)
+    sub = f"{both.height} tasks compared; above the diagonal B does better; jittered slightly"
+    if one:
+        sub += f"; {one} not shown (one run only, or not comparable)"
+    head = alt.Title(
+        title,
+        subtitle=[f"A: {short_label(a, 60)}", f"B: {short_label(b, 60)}", *wrap_title(sub, 60)],
+    )
+    return (diag + pts).properties(width=380, height=380, title=head)
+
+
+_AB_SIDE_COLUMNS = ("attempts", "mean_reward", "mean_cost")
+
+
+def _given_task_rates(tasks: pl.DataFrame, task: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A given per-task frame, and its comparable tasks with delta and every side column."""
+    t = frame(tasks, task, "pass_rate_a", "pass_rate_b")
+    if "mean_cost_a" not in t.columns and "cost_usd_a" in t.columns:
+        t = t.rename({"cost_usd_a": "mean_cost_a", "cost_usd_b": "mean_cost_b"})
+    keep = pl.col("comparable") if "comparable" in t.columns else pl.col("side") == "both"
+    both = t.filter(keep).with_columns(
+        (pl.col("pass_rate_b") - pl.col("pass_rate_a")).alias("delta")
+    )
+    side_cols = [f"{c}_{s_}" for c in _AB_SIDE_COLUMNS for s_ in ("a", "b")]
+    missing = [c for c in side_cols if c not in both.columns]
+    both = both.with_columns(pl.lit(None, pl.Float64).alias(c) for c in missing)
+    return t, both.select(task, "pass_rate_a", "pass_rate_b", "delta", *side_cols)
+
+
+def _with_change(both: pl.DataFrame) -> pl.DataFrame:
+    return both.with_columns(
         pl.when(pl.col("delta") > 0)
         .then(pl.lit("B better"))
         .when(pl.col("delta") < 0)
@@ -202,8 +221,11 @@ def ab_scatter(
         .otherwise(pl.lit("same"))
         .alias("change"),
     )
-    # a small deterministic jitter so tasks at the same rates do not hide each other
-    both = (
+
+
+def _jittered(both: pl.DataFrame) -> pl.DataFrame:
+    """A small deterministic jitter (_x, _y) so tasks at the same rates do not hide each other."""
+    return (
         both.with_row_index("_i")
         .with_columns(pl.col("_i").cast(pl.Int64))
         .with_columns(
@@ -211,14 +233,13 @@ def ab_scatter(
             (pl.col("pass_rate_b") + ((pl.col("_i") * 104729 % 13) - 6) * 0.005).alias("_y"),
         )
     )
+
+
+def _ab_points(both: pl.DataFrame, task: str, sc: alt.Scale) -> alt.Chart:
+    """One point per task: coloured and shaped by which side does better."""
     ax = alt.Axis(format=PCT)
-    sc = alt.Scale(domain=[-0.06, 1.06], nice=False)
-    diag = (
-        alt.Chart(alt.Data(values=[{"v": 0}, {"v": 1}]))
-        .mark_line(color="#999999", strokeDash=[4, 4])
-        .encode(x=alt.X("v:Q", scale=sc), y=alt.Y("v:Q", scale=sc))
-    )
-    pts = (
+    change_domain = ["B better", "same", "A better"]
+    return (
         alt.Chart(data(both))
         .mark_point(filled=True, opacity=0.75)
         .encode(
@@ -229,16 +250,13 @@ def ab_scatter(
             ),
             color=alt.Color(
                 "change:N",
-                scale=alt.Scale(
-                    domain=["B better", "same", "A better"], range=["#009E73", "#999999", "#D55E00"]
-                ),
+                scale=alt.Scale(domain=change_domain, range=["#009E73", "#999999", "#D55E00"]),
                 legend=alt.Legend(orient="bottom", title=None),
             ),
             shape=alt.Shape(
                 "change:N",
                 scale=alt.Scale(
-                    domain=["B better", "same", "A better"],
-                    range=["triangle-up", "circle", "triangle-down"],
+                    domain=change_domain, range=["triangle-up", "circle", "triangle-down"]
                 ),
                 legend=None,
             ),
@@ -255,14 +273,6 @@ def ab_scatter(
             ],
         )
     )
-    sub = f"{both.height} tasks compared; above the diagonal B does better; jittered slightly"
-    if one:
-        sub += f"; {one} not shown (one run only, or not comparable)"
-    head = alt.Title(
-        title,
-        subtitle=[f"A: {short_label(a, 60)}", f"B: {short_label(b, 60)}", *wrap_title(sub, 60)],
-    )
-    return (diag + pts).properties(width=380, height=380, title=head)
 
 
 def transitions_chart(

@@ -14,6 +14,7 @@ import typer
 import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import (
+    RunsOpt,
     check_choice,
     console,
     emit,
@@ -29,7 +30,6 @@ from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
 from evalkit.compare.select import resolve_name
 from evalkit.stats.taskquality import flaky_task_names
 
-RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
 ChecksumsOpt = typer.Option(
     "exclude",
     "--checksums",
@@ -164,22 +164,9 @@ def print_comparison(
     """goose's compare output plus attempts, paired deltas with CIs, gates with reasons."""
     c = console()
     own = cmp.side_summary(paired=False)
-    for k, label in (("a", cmp.a), ("b", cmp.b)):
-        t = cmp.trials.filter(pl.col("side") == k.upper())
-        jobs = t["job_name"].n_unique()
-        s = own[k]
-        c.print(
-            f"[bold]{k.upper()}[/bold]: {safe(label)}  ({jobs} job(s), {t.height} trials, "
-            f"{s['n_tasks']} tasks, attempts/task {s['attempts_min'] or 0}-{s['attempts_max'] or 0})"
-        )
+    _print_sides(cmp, own)
     if cmp.runs is not None:
-        try:
-            cd = cmp.config_diff()
-            c.print(f"config: {safe(cd.verdict)}")
-            for r in cd.rows.filter(pl.col("counts")).iter_rows(named=True):
-                c.print(f"  {safe(r['key'])}: {safe(r['a'][:70])} -> {safe(r['b'][:70])}")
-        except (KeyError, ValueError) as e:
-            c.print(f"config: not compared ({safe(str(e))})")
+        _print_config_diff(cmp)
     c.print()
     oc = cmp.outcome_counts().filter((pl.col("a") > 0) | (pl.col("b") > 0))
     emit(oc.rename({"a": "A", "b": "B", "diff": "B-A"}), "table", title="Outcomes (all trials)")
@@ -188,6 +175,40 @@ def print_comparison(
         f"pass rate (own tasks): A {_num(sa['pass_rate'], 'pct')}  B {_num(sb['pass_rate'], 'pct')}   "
         f"mean reward: A {_num(sa['mean_reward'], 'r')}  B {_num(sb['mean_reward'], 'r')}"
     )
+    _print_task_sets(cmp, verbose)
+    _print_buckets(cmp, verbose)
+    _print_paired(cmp)
+    print_verdicts(cmp, min_shared_tasks)
+    if verbose:
+        _print_per_task(cmp)
+
+
+def _print_sides(cmp: Comparison, own: dict[str, Any]) -> None:
+    """One line per side: its label, jobs, trials, tasks and attempts per task."""
+    for k, label in (("a", cmp.a), ("b", cmp.b)):
+        t = cmp.trials.filter(pl.col("side") == k.upper())
+        jobs = t["job_name"].n_unique()
+        s = own[k]
+        console().print(
+            f"[bold]{k.upper()}[/bold]: {safe(label)}  ({jobs} job(s), {t.height} trials, "
+            f"{s['n_tasks']} tasks, attempts/task {s['attempts_min'] or 0}-{s['attempts_max'] or 0})"
+        )
+
+
+def _print_config_diff(cmp: Comparison) -> None:
+    c = console()
+    try:
+        cd = cmp.config_diff()
+        c.print(f"config: {safe(cd.verdict)}")
+        for r in cd.rows.filter(pl.col("counts")).iter_rows(named=True):
+            c.print(f"  {safe(r['key'])}: {safe(r['a'][:70])} -> {safe(r['b'][:70])}")
+    except (KeyError, ValueError) as e:
+        c.print(f"config: not compared ({safe(str(e))})")
+
+
+def _print_task_sets(cmp: Comparison, verbose: bool) -> None:
+    """Shared, comparable and one-sided tasks, and why tasks are not comparable."""
+    c = console()
     shared = cmp.tasks.filter(pl.col("side") == "both").height
     c.print(
         f"\nTasks: {shared} shared ({len(cmp.paired_tasks)} comparable), "
@@ -198,6 +219,10 @@ def print_comparison(
             c.print(f"  {name}: {safe(', '.join(lst))}")
     for task, why in cmp.not_comparable.items():
         c.print(f"  [yellow]not comparable[/yellow]: {safe(task)} ({safe(why)})")
+
+
+def _print_buckets(cmp: Comparison, verbose: bool) -> None:
+    c = console()
     bk = cmp.buckets
     c.print("\nShared tasks (per-task pass; strict majority when K > 1):")
     for key, label in (
@@ -210,35 +235,42 @@ def print_comparison(
         if verbose and key in ("only_a", "only_b") and bk[key]:
             line += "   " + ", ".join(bk[key])
         c.print(safe(line))
+
+
+def _print_paired(cmp: Comparison) -> None:
+    """The paired figures over the comparable tasks, their method and the transitions."""
+    c = console()
     pa = cmp.side_summary(paired=True)["a"]
-    if pa["n_tasks"]:
-        c.print(f"\nPaired figures, B - A over {pa['n_tasks']} comparable task(s):")
-        print_figures(cmp)
-        st = _stat(cmp, "stats")
-        if st is not None and _g(st, "method"):
-            c.print(safe(f"  ({_g(st, 'method')})"))
-        if cmp.transitions.height:
-            c.print("\nTransitions (modal outcome per task; rows A, columns B):")
-            emit(cmp.transition_matrix(), "table")
-    print_verdicts(cmp, min_shared_tasks)
-    if verbose:
-        show = cmp.tasks.select(
-            "task_name",
-            "side",
-            pl.col("attempts_a").alias("k_a"),
-            pl.col("n_pass_a").alias("pass_a"),
-            pl.col("mean_reward_a").alias("reward_a"),
-            pl.col("attempts_b").alias("k_b"),
-            pl.col("n_pass_b").alias("pass_b"),
-            pl.col("mean_reward_b").alias("reward_b"),
-            pl.col("d_reward").alias("d_reward"),
-            pl.concat_str(
-                [pl.col("outcome_a").fill_null("-"), pl.col("outcome_b").fill_null("-")],
-                separator=" -> ",
-            ).alias("outcome"),
-            pl.col("reason").fill_null(""),
-        )
-        emit(show, "table", title="Per task", fold=("task_name",))
+    if not pa["n_tasks"]:
+        return
+    c.print(f"\nPaired figures, B - A over {pa['n_tasks']} comparable task(s):")
+    print_figures(cmp)
+    st = _stat(cmp, "stats")
+    if st is not None and _g(st, "method"):
+        c.print(safe(f"  ({_g(st, 'method')})"))
+    if cmp.transitions.height:
+        c.print("\nTransitions (modal outcome per task; rows A, columns B):")
+        emit(cmp.transition_matrix(), "table")
+
+
+def _print_per_task(cmp: Comparison) -> None:
+    show = cmp.tasks.select(
+        "task_name",
+        "side",
+        pl.col("attempts_a").alias("k_a"),
+        pl.col("n_pass_a").alias("pass_a"),
+        pl.col("mean_reward_a").alias("reward_a"),
+        pl.col("attempts_b").alias("k_b"),
+        pl.col("n_pass_b").alias("pass_b"),
+        pl.col("mean_reward_b").alias("reward_b"),
+        pl.col("d_reward").alias("d_reward"),
+        pl.concat_str(
+            [pl.col("outcome_a").fill_null("-"), pl.col("outcome_b").fill_null("-")],
+            separator=" -> ",
+        ).alias("outcome"),
+        pl.col("reason").fill_null(""),
+    )
+    emit(show, "table", title="Per task", fold=("task_name",))
 
 
 @app.command("compare")

@@ -8,19 +8,15 @@ import typer
 
 import evalkit
 from evalkit.cli.app import app
-from evalkit.cli.output import console, safe
+from evalkit.cli.output import RedactOpt, RunsOpt, console, safe
 from evalkit.load.dataset import export_dataset
 
 
 @app.command("export")
 def export_cmd(
     dest: Path = typer.Argument(..., help="Dataset folder (created; updated when it exists)."),
-    runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
-    redact: bool = typer.Option(
-        True,
-        "--redact/--no-redact",
-        help="Replace API-key-like values and secret env values with [REDACTED] (default).",
-    ),
+    runs_dir: Path = RunsOpt,
+    redact: bool = RedactOpt,
 ) -> None:
     """Load the runs folder (trajectories and findings included) and write jobs, trials,
     steps, tool calls, findings and load errors to DEST as Parquet, one file per frame and

@@ -11,6 +11,7 @@ import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import (
     FORMATS,
+    RunsOpt,
     check_choice,
     clean,
     console,
@@ -26,7 +27,6 @@ from evalkit.load.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
 from evalkit.tables.trials import find_job
 
-RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
 FormatOpt = typer.Option(
     "table",
     "--format",

@@ -11,6 +11,7 @@ import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import (
     FORMATS,
+    RunsOpt,
     check_choice,
     console,
     emit,
@@ -27,7 +28,7 @@ TIER_STYLE = {1: "bold green", 2: "yellow"}
 
 @app.command("leaderboard")
 def leaderboard_cmd(
-    runs_dir: Path = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder)."),
+    runs_dir: Path = RunsOpt,
     by: str = typer.Option("label", "--by", help="label (run label) | job (job folder)"),
     metric: str = typer.Option("pass_rate", "--metric", help=" | ".join(METRICS)),
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | csv"),

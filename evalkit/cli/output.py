@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -17,6 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 FORMATS = ("table", "json", "csv", "csv-raw")
+#: The ``--runs`` option of the commands that read runs.
+RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
+#: The ``--redact/--no-redact`` option of the commands that write what they read.
+RedactOpt = typer.Option(
+    True,
+    "--redact/--no-redact",
+    help="Replace API-key-like values and secret env values with [REDACTED] (default).",
+)
 #: A text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV
 #: injection"): ``csv`` prefixes it with ``'``; ``csv-raw`` writes it as it is.
 _FORMULA_START = r"^[=+\-@\t\r]"
@@ -60,6 +69,21 @@ def check_choice(option: str, value: str | None, valid: tuple[str, ...]) -> None
         raise typer.Exit(2)
 
 
+#: (threshold, divisor, format, suffix): a value at or over the threshold is shown divided.
+_DURATION_UNITS = ((3600, 3600, ".1f", "h"), (60, 60, ".1f", "m"))
+_TOKEN_UNITS = ((1_000_000, 1e6, ".1f", "M"), (10_000, 1e3, ".0f", "k"))
+
+
+def _in_largest_unit(
+    v: float, units: tuple[tuple[float, float, str, str], ...], otherwise: str
+) -> str:
+    """``v`` in the first unit whose threshold it reaches, else ``otherwise``."""
+    for threshold, divisor, spec, suffix in units:
+        if v >= threshold:
+            return f"{v / divisor:{spec}}{suffix}"
+    return otherwise
+
+
 def fmt_num(v: Any, kind: str = "") -> str:
     if v is None:
         return "unknown" if kind == "cost" else "-"
@@ -68,19 +92,9 @@ def fmt_num(v: Any, kind: str = "") -> str:
     if kind == "pct":
         return f"{100 * v:.1f}%"
     if kind == "dur":
-        s = float(v)
-        if s >= 3600:
-            return f"{s / 3600:.1f}h"
-        if s >= 60:
-            return f"{s / 60:.1f}m"
-        return f"{s:.0f}s"
+        return _in_largest_unit(float(v), _DURATION_UNITS, f"{float(v):.0f}s")
     if kind == "tok":
-        n = int(v)
-        if n >= 1_000_000:
-            return f"{n / 1e6:.1f}M"
-        if n >= 10_000:
-            return f"{n / 1e3:.0f}k"
-        return str(n)
+        return _in_largest_unit(int(v), _TOKEN_UNITS, str(int(v)))
     if isinstance(v, float):
         return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
     if isinstance(v, datetime):

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from evalkit.cli.app import app
-from evalkit.cli.output import console
+from evalkit.cli.output import RedactOpt, console
 
 
 def parse_params(args: list[str]) -> list[tuple[str, str]]:
@@ -37,11 +37,7 @@ def report_cmd(
         help="Runs folder (or a job folder); default $EVALKIT_RUNS, else ./runs or one above.",
     ),
     out: Path = typer.Option(Path("reports"), "--out", "-o", help="Folder for the report files."),
-    redact: bool = typer.Option(
-        True,
-        "--redact/--no-redact",
-        help="Replace API-key-like values and secret env values with [REDACTED] (default).",
-    ),
+    redact: bool = RedactOpt,
     formats: list[str] = typer.Option(
         ["html"],
         "--format",

@@ -229,24 +229,16 @@ def compare_json(
     guard = cmp.regression_guard()
     reward_stats, err1 = _stats_block(cmp, "stats")
     pass_stats, err2 = _stats_block(cmp, "pass_stats")
-    pf = cmp.trials.filter(pl.col("finished") & pl.col("task_name").is_in(cmp.paired_tasks))
-    evidence_missing = int((~pf["evidence"]).sum()) if pf.height else 0
     mins = [x for x in (a["attempts_min"], b["attempts_min"]) if x is not None]
     min_attempts = min(mins) if mins else None
-    d = {
-        "meanRewardDelta": _delta(a["mean_reward"], b["mean_reward"]),
-        "passRate": _delta(a["pass_rate"], b["pass_rate"]),
-        "timeoutRateDelta": _delta(a["timeout_rate"], b["timeout_rate"]),
-        "evidenceCompletenessDelta": _delta(a["evidence_rate"], b["evidence_rate"]),
-        "costPerPassDelta": _delta(a["cost_per_pass"], b["cost_per_pass"]),
-    }
+    d = _side_deltas(a, b)
     ev = cmp.evidence(min_shared_tasks, large_effect)
     decision, reasons = lime_decision(
         n_paired=a["n_tasks"],
         mean_reward_delta=d["meanRewardDelta"],
         timeout_rate_delta=d["timeoutRateDelta"],
         evidence_delta=d["evidenceCompletenessDelta"],
-        evidence_missing=evidence_missing,
+        evidence_missing=_paired_trials_without_evidence(cmp),
         min_attempts=min_attempts,
         gate_verdict=gate.verdict,
         guard_decision=guard.decision,
@@ -256,21 +248,14 @@ def compare_json(
         noise_points=noise_points,
         thin_evidence=ev.reasons,
     )
-    mrd = d["meanRewardDelta"]
-    below = mrd is not None and abs(mrd) < noise_points - TOL
-    needs_more = below and (min_attempts or 0) < 2
-    pass_block: dict[str, Any] = {"value": d["passRate"]}
-    if pass_stats is not None:
-        pass_block |= {k: v for k, v in pass_stats.items() if k != "value"}
-        pass_block["statsValue"] = pass_stats["value"]
     out: dict[str, Any] = {
         "schemaVersion": "evalkit.compare/1",
         "baseline": _side(cmp, "a", a, own["a"]),
         "candidate": _side(cmp, "b", b, own["b"]),
         "pairedTasks": a["n_tasks"],
-        "meanRewardDelta": mrd,
+        "meanRewardDelta": d["meanRewardDelta"],
         "meanRewardDeltaStats": reward_stats,
-        "passRateDelta": pass_block,
+        "passRateDelta": _pass_rate_block(d["passRate"], pass_stats),
         "timeoutRateDelta": d["timeoutRateDelta"],
         "evidenceCompletenessDelta": d["evidenceCompletenessDelta"],
         "costPerPassDelta": d["costPerPassDelta"],
@@ -282,21 +267,70 @@ def compare_json(
         "headline": [f.to_dict() for f in cmp.figures],
         "evidence": ev.to_dict(),
         "guardNotCompared": guard.not_compared,
-        "noise": {
-            "minAttemptsPerTask": min_attempts,
-            "belowTwoPoints": below,
-            "needsMoreTrials": needs_more,
-            "message": (
-                "meanRewardDelta is under 2 points with one attempt per task: run more "
-                "trials or pass@k before deciding"
-                if needs_more
-                else None
-            ),
-        },
+        "noise": _noise_block(d["meanRewardDelta"], min_attempts, noise_points),
         "gates": {"ship": gate.to_dict(), "regressionGuard": guard.to_dict()},
         "plan": cmp.plan.to_dict() if cmp.plan is not None else None,
         "decision": decision,
         "decisionReasons": reasons,
+        **_task_lists(cmp),
+    }
+    if err1 or err2:
+        out["statsUnavailable"] = err1 or err2
+    if include_integrity and cmp.runs is not None and hasattr(cmp.runs, "tool_calls"):
+        out["integrity"] = _integrity(cmp)
+    if include_config_diff and cmp.runs is not None and hasattr(cmp.runs, "jobs"):
+        out["configDiff"] = _config_diff_block(cmp)
+    return out
+
+
+def _side_deltas(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
+    """B - A of the side figures the decision reads."""
+    return {
+        "meanRewardDelta": _delta(a["mean_reward"], b["mean_reward"]),
+        "passRate": _delta(a["pass_rate"], b["pass_rate"]),
+        "timeoutRateDelta": _delta(a["timeout_rate"], b["timeout_rate"]),
+        "evidenceCompletenessDelta": _delta(a["evidence_rate"], b["evidence_rate"]),
+        "costPerPassDelta": _delta(a["cost_per_pass"], b["cost_per_pass"]),
+    }
+
+
+def _paired_trials_without_evidence(cmp: Comparison) -> int:
+    pf = cmp.trials.filter(pl.col("finished") & pl.col("task_name").is_in(cmp.paired_tasks))
+    return int((~pf["evidence"]).sum()) if pf.height else 0
+
+
+def _pass_rate_block(value: float | None, pass_stats: dict[str, Any] | None) -> dict[str, Any]:
+    """The pass-rate delta, with the paired statistics (their own value as statsValue)."""
+    block: dict[str, Any] = {"value": value}
+    if pass_stats is not None:
+        block |= {k: v for k, v in pass_stats.items() if k != "value"}
+        block["statsValue"] = pass_stats["value"]
+    return block
+
+
+def _noise_block(
+    mean_reward_delta: float | None, min_attempts: int | None, noise_points: float
+) -> dict[str, Any]:
+    """Whether the mean reward delta is under the noise floor, and more trials are needed."""
+    below = mean_reward_delta is not None and abs(mean_reward_delta) < noise_points - TOL
+    needs_more = below and (min_attempts or 0) < 2
+    return {
+        "minAttemptsPerTask": min_attempts,
+        "belowTwoPoints": below,
+        "needsMoreTrials": needs_more,
+        "message": (
+            "meanRewardDelta is under 2 points with one attempt per task: run more "
+            "trials or pass@k before deciding"
+            if needs_more
+            else None
+        ),
+    }
+
+
+def _task_lists(cmp: Comparison) -> dict[str, Any]:
+    """Which tasks were fixed, broken, on one side only, not comparable or excluded; the
+    buckets and outcome transitions."""
+    return {
         "fixed": cmp.fixed,
         "broken": cmp.broken,
         "onlyInA": cmp.only_in_a,
@@ -309,14 +343,11 @@ def compare_json(
             for r in cmp.transitions.iter_rows(named=True)
         ],
     }
-    if err1 or err2:
-        out["statsUnavailable"] = err1 or err2
-    if include_integrity and cmp.runs is not None and hasattr(cmp.runs, "tool_calls"):
-        out["integrity"] = _integrity(cmp)
-    if include_config_diff and cmp.runs is not None and hasattr(cmp.runs, "jobs"):
-        try:
-            cd = cmp.config_diff()
-            out["configDiff"] = {"verdict": cd.verdict, "variables": cd.variables}
-        except (KeyError, ValueError) as e:
-            out["configDiff"] = {"verdict": None, "error": str(e)}
-    return out
+
+
+def _config_diff_block(cmp: Comparison) -> dict[str, Any]:
+    try:
+        cd = cmp.config_diff()
+    except (KeyError, ValueError) as e:
+        return {"verdict": None, "error": str(e)}
+    return {"verdict": cd.verdict, "variables": cd.variables}

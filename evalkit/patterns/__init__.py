@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalkit.patterns import budget, claims, files, sequence, stuck, trainerd  # noqa: F401  (register)
+from evalkit.patterns import budget, claims, files, ledger_rules, sequence, stuck  # noqa: F401  (register)
 from evalkit.patterns.config import DEFAULTS, TRAINERD
 from evalkit.patterns.context import Context
 from evalkit.patterns.detect import detect

@@ -7,6 +7,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.patterns.context import Context
+from evalkit.patterns.prepare import finding_columns
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import label
 
@@ -37,14 +38,16 @@ def context_exhaustion(ctx: Context) -> pl.DataFrame:
     ).join(last, on="trial_id", how="left")
     parts.append(
         t.select(
-            "trial_id",
-            pl.col("_last").alias("step_start"),
-            pl.col("_last").alias("step_end"),
-            pl.lit("high").alias("severity"),
-            pl.lit(0.95).alias("confidence"),
-            pl.format(
-                "{}: {}", "exception_type", ctx.snippet(pl.col("exception_message").fill_null(""))
-            ).alias("evidence"),
+            *finding_columns(
+                "high",
+                0.95,
+                pl.format(
+                    "{}: {}",
+                    "exception_type",
+                    ctx.snippet(pl.col("exception_message").fill_null("")),
+                ),
+                start="_last",
+            ),
             pl.lit(0).alias("_rank"),
         )
     )
@@ -135,15 +138,7 @@ def _first(df: pl.DataFrame, sev: str, conf: float, ev: pl.Expr, rank: int) -> p
         df.sort("step_index")
         .with_columns(ev.alias("evidence"))
         .unique("trial_id", keep="first", maintain_order=True)
-        .select(
-            "trial_id",
-            pl.col("step_index").alias("step_start"),
-            pl.col("step_index").alias("step_end"),
-            pl.lit(sev).alias("severity"),
-            pl.lit(conf).alias("confidence"),
-            "evidence",
-            pl.lit(rank).alias("_rank"),
-        )
+        .select(*finding_columns(sev, conf, "evidence"), pl.lit(rank).alias("_rank"))
     )
 
 

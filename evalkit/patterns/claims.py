@@ -9,7 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename
+from evalkit.patterns.prepare import basename, finding_columns
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import G, label
 
@@ -36,19 +36,15 @@ def hedge_assertion(ctx: Context) -> pl.DataFrame:
     )
     m = _with_reward(ctx, m)
     return m.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        pl.when(pl.col("reward") <= 0)
-        .then(pl.lit("high"))
-        .otherwise(pl.lit("medium"))
-        .alias("severity"),
-        pl.lit(0.6).alias("confidence"),
-        pl.format(
-            "hedge '{}' in: {}",
-            pl.col("message").str.extract(p["hedge_regex"], 1),
-            ctx.snippet(pl.col("message")),
-        ).alias("evidence"),
+        *finding_columns(
+            pl.when(pl.col("reward") <= 0).then(pl.lit("high")).otherwise(pl.lit("medium")),
+            0.6,
+            pl.format(
+                "hedge '{}' in: {}",
+                pl.col("message").str.extract(p["hedge_regex"], 1),
+                ctx.snippet(pl.col("message")),
+            ),
+        )
     )
 
 
@@ -227,10 +223,9 @@ def giving_up(ctx: Context) -> pl.DataFrame:
     m = m.with_columns(strength.alias("_s"), hard.alias("_hard"), pl.coalesce(first).alias("_ev"))
     m = m.filter((pl.col("_s") >= p["threshold"]) | pl.col("_hard"))
     return m.unique(["trial_id", "traj"], keep="last", maintain_order=True).select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        pl.when(pl.col("_hard")).then(pl.lit("medium")).otherwise(pl.lit("low")).alias("severity"),
-        pl.max_horizontal("_s", pl.lit(0.3)).alias("confidence"),
-        pl.format("abstains: {}", ctx.snippet(pl.col("_ev"))).alias("evidence"),
+        *finding_columns(
+            pl.when(pl.col("_hard")).then(pl.lit("medium")).otherwise(pl.lit("low")),
+            pl.max_horizontal("_s", pl.lit(0.3)),
+            pl.format("abstains: {}", ctx.snippet(pl.col("_ev"))),
+        )
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import _group1_all, any_of, basename, clean_path
+from evalkit.patterns.prepare import _group1_all, any_of, basename, clean_path, finding_columns
 from evalkit.patterns.registry import detector
 from evalkit.patterns.rules import ARCH_MESSAGE, ARCH_MISMATCH, FILE_CLAIM
 from evalkit.patterns.sequence import label
@@ -82,20 +82,20 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
     uns = uns.join(seen, on=["trial_id", "step_index", "base"], how="left").with_columns(
         pl.col("_seen").fill_null(False)
     )
+    seen_in_output = pl.col("_seen")
     return uns.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        pl.when(pl.col("_seen")).then(pl.lit("low")).otherwise(pl.lit("high")).alias("severity"),
-        pl.when(pl.col("_seen")).then(0.5).otherwise(0.85).alias("confidence"),
-        pl.format(
-            "claims {} but no tool call wrote it{}: {}",
-            "path",
-            pl.when(pl.col("_seen"))
-            .then(pl.lit(" (it appears in a tool output)"))
-            .otherwise(pl.lit("")),
-            ctx.snippet(pl.col("message")),
-        ).alias("evidence"),
+        *finding_columns(
+            pl.when(seen_in_output).then(pl.lit("low")).otherwise(pl.lit("high")),
+            pl.when(seen_in_output).then(0.5).otherwise(0.85),
+            pl.format(
+                "claims {} but no tool call wrote it{}: {}",
+                "path",
+                pl.when(seen_in_output)
+                .then(pl.lit(" (it appears in a tool output)"))
+                .otherwise(pl.lit("")),
+                ctx.snippet(pl.col("message")),
+            ),
+        )
     )
 
 
@@ -151,12 +151,9 @@ def edit_without_read(ctx: Context) -> pl.DataFrame:
     blind = mods.join(before, on=["trial_id", "traj", "seq", "base"], how="anti")
     blind = blind.unique(["trial_id", "traj", "base"], keep="first", maintain_order=True)
     return blind.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        pl.lit("low").alias("severity"),
-        pl.lit(0.7).alias("confidence"),
-        pl.format("edited {} without reading it first: {}", "w_paths", "label").alias("evidence"),
+        *finding_columns(
+            "low", 0.7, pl.format("edited {} without reading it first: {}", "w_paths", "label")
+        )
     )
 
 
@@ -262,9 +259,8 @@ def test_tampering(ctx: Context) -> pl.DataFrame:
     )
     out = pl.concat(parts, how="vertical_relaxed")
     return out.unique(["trial_id", "evidence"], keep="first", maintain_order=True).select(
-        "trial_id", pl.col("step_index").alias("step_start"), pl.col("step_index").alias("step_end"),
-        "severity", "confidence", "evidence",
-    )  # fmt: skip
+        *finding_columns(pl.col("severity"), pl.col("confidence"), "evidence")
+    )
 
 
 @detector("architecture_assumption", version=1, _builtin=True)
@@ -320,16 +316,16 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
     a = a.join(mism, on=["trial_id", "traj"], how="left")
     hi = pl.col("_mstep").is_not_null()
     acts = a.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.coalesce("_mstep", "step_index").alias("step_end"),
-        pl.when(hi).then(pl.lit("high")).otherwise(pl.lit("low")).alias("severity"),
-        pl.when(hi).then(0.9).otherwise(0.5).alias("confidence"),
-        pl.format(
-            "platform-specific action before any probe: {}{}",
-            ctx.snippet(pl.col("cmd")),
-            pl.when(hi).then(pl.format(" -> {}", "_mtext")).otherwise(pl.lit("")),
-        ).alias("evidence"),
+        *finding_columns(
+            pl.when(hi).then(pl.lit("high")).otherwise(pl.lit("low")),
+            pl.when(hi).then(0.9).otherwise(0.5),
+            pl.format(
+                "platform-specific action before any probe: {}{}",
+                ctx.snippet(pl.col("cmd")),
+                pl.when(hi).then(pl.format(" -> {}", "_mtext")).otherwise(pl.lit("")),
+            ),
+            end=pl.coalesce("_mstep", "step_index"),
+        )
     )
     m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
     m = m.filter(
@@ -348,16 +344,17 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
         pl.col("_pstep").is_null() | (pl.col("_pstep") > pl.col("step_index"))
     )
     msgs = m.unique(["trial_id", "traj"], keep="first", maintain_order=True).select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        pl.lit("low").alias("severity"),
-        pl.lit(0.4).alias("confidence"),
-        pl.format(
-            "assumes the platform: {}",
-            ctx.snippet(
-                pl.coalesce(pl.col("message").str.extract(_ASSUME_SENTENCE, 1), pl.col("message"))
+        *finding_columns(
+            "low",
+            0.4,
+            pl.format(
+                "assumes the platform: {}",
+                ctx.snippet(
+                    pl.coalesce(
+                        pl.col("message").str.extract(_ASSUME_SENTENCE, 1), pl.col("message")
+                    )
+                ),
             ),
-        ).alias("evidence"),
+        )
     )
     return pl.concat([acts, msgs], how="vertical_relaxed")

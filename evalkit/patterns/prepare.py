@@ -49,6 +49,28 @@ def clean_path(e: pl.Expr) -> pl.Expr:
     )
 
 
+def finding_columns(
+    severity: str | pl.Expr,
+    confidence: float | pl.Expr,
+    evidence: str | pl.Expr,
+    *,
+    start: str = "step_index",
+    end: str | pl.Expr | None = None,
+) -> list[pl.Expr]:
+    """The columns every detector returns: trial_id, step_start (column ``start``), step_end
+    (``end``, default the start), severity and confidence (a literal or an expression) and
+    evidence (an expression or a column name)."""
+    end_expr = pl.col(end) if isinstance(end, str) else (end if end is not None else pl.col(start))
+    return [
+        pl.col("trial_id"),
+        pl.col(start).alias("step_start"),
+        end_expr.alias("step_end"),
+        (severity if isinstance(severity, pl.Expr) else pl.lit(severity)).alias("severity"),
+        (confidence if isinstance(confidence, pl.Expr) else pl.lit(confidence)).alias("confidence"),
+        (pl.col(evidence) if isinstance(evidence, str) else evidence).alias("evidence"),
+    ]
+
+
 def basename(e: pl.Expr) -> pl.Expr:
     return e.str.extract(r"([^/\\]+)$", 1)
 
@@ -134,6 +156,25 @@ def group_start(key: str = "gkey") -> pl.Expr:
     return (pl.col(key) != pl.col(key).shift(1)).fill_null(True)
 
 
+def run_id(*keys: str) -> pl.Expr:
+    """An id for each maximal run of consecutive rows of a trajectory with equal ``keys``."""
+    new = group_start("gkey")
+    for k in keys:
+        new = new | group_start(k)
+    return new.cum_sum()
+
+
+def flagged_spans(df: pl.DataFrame, flag: str, *aggs: pl.Expr) -> pl.DataFrame:
+    """One row per run of consecutive rows of a trajectory where ``flag`` holds: its
+    ``trial_id`` and ``aggs`` over the run's rows."""
+    return (
+        df.with_columns(run_id(flag).alias("_run"))
+        .filter(pl.col(flag))
+        .group_by("_run", maintain_order=True)
+        .agg(pl.col("trial_id").first(), *aggs)
+    )
+
+
 def within_group_index(key: str = "gkey") -> pl.Expr:
     """0-based row position within consecutive runs of ``key`` (global ops, no window)."""
     idx = pl.int_range(pl.len(), dtype=pl.Int64)
@@ -141,7 +182,14 @@ def within_group_index(key: str = "gkey") -> pl.Expr:
 
 
 def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
-    sh = rules.SHELL
+    df = _sorted_calls(tc)
+    df = _with_signatures_and_raw_paths(df, common)
+    df = _with_file_flags(df, common)
+    return df.drop("_path", "_ecmd", "_patch", "_shw", "_shr")
+
+
+def _sorted_calls(tc: pl.DataFrame) -> pl.DataFrame:
+    """The kept columns, sorted by trajectory key and position, with ``fn``, ``cmd``, ``seq``."""
     # grouping key first: sorting by two integers is much cheaper than by strings
     df = (
         tc.select([c for c in _CALL_KEEP if c in tc.columns])
@@ -154,25 +202,33 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     fn_map = pl.DataFrame({"function_name": names}).with_columns(norm_fn().alias("fn"))
     fn_dict = dict(zip(fn_map["function_name"].to_list(), fn_map["fn"].to_list(), strict=True))
     cmd = pl.col("command").str.replace_all(_HEREDOC, "<<HEREDOC").str.strip_chars()
-    df = df.with_columns(
+    return df.with_columns(
         pl.col("function_name")
         .replace_strict(fn_dict, default="", return_dtype=pl.String)
         .alias("fn"),
         cmd.alias("cmd"),
     ).with_columns(within_group_index().alias("seq"))
-    # error flag: the recorded one; the ERR regex only where none was recorded
+
+
+def _error_flag(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.Expr:
+    """The recorded error flag; the ERR regex only where none was recorded."""
     need_text = df.select(
         (pl.col("is_error").is_null() & pl.col("observation").is_not_null()).any()
     ).item()
     err = pl.col("is_error")
     if need_text:
         err = err.fill_null(pl.col("observation").str.contains(common["err_regex"]))
+    return err.fill_null(False)
+
+
+def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
+    """``err``, the call and output hashes (``sig``, ``obs_hash`` and per trajectory), and the
+    raw path candidates (``_path``, ``_ecmd``, ``_patch``, ``_shw``, ``_shr``)."""
+    sh = rules.SHELL
     is_shell = pl.col("cmd").is_not_null()
     fn = pl.col("fn")
     write_tools = list(common["write_tools"])
-    modify_tools = list(common["modify_tools"])
-    read_tools = list(common["read_tools"])
-    file_tool = ~is_shell & (fn.is_in(write_tools) | fn.is_in(read_tools))
+    file_tool = ~is_shell & (fn.is_in(write_tools) | fn.is_in(list(common["read_tools"])))
     args_f = pl.when(file_tool).then(pl.col("arguments"))
     path_arg = clean_path(_unescape(args_f.str.extract(_json_str_field(common["path_keys"]), 1)))
     editor_cmd = pl.when(~is_shell & fn.is_in(write_tools)).then(
@@ -183,14 +239,14 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     sig = pl.struct(fn.alias("f"), pl.coalesce(pl.col("cmd"), pl.col("arguments")).alias("a")).hash(
         7
     )
-    obs_hash = pl.col("observation").hash(11)
+    err = _error_flag(df, common)
     # shell paths: only commands that can write / read a file are scanned
     df = _with_shell_writes(df)
     cmd_r = pl.when(pl.col("cmd").str.contains(any_of(_READ_HINTS))).then(pl.col("cmd"))
-    df = df.with_columns(
-        err.fill_null(False).alias("err"),
+    return df.with_columns(
+        err.alias("err"),
         sig.alias("sig"),
-        obs_hash.alias("obs_hash"),
+        pl.col("observation").hash(11).alias("obs_hash"),
         path_arg.alias("_path"),
         editor_cmd.alias("_ecmd"),
         _group1_all(
@@ -201,12 +257,21 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
         pl.col("sig").xor(pl.col("gkey")).alias("sig_g"),
         pl.col("obs_hash").xor(pl.col("gkey")).alias("obs_g"),
     )
+
+
+def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
+    """``w_paths`` / ``r_paths`` and the ``is_write``, ``is_modify``, ``is_verify``,
+    ``is_finish`` and ``is_shell`` flags from the raw path candidates."""
+    sh = rules.SHELL
+    is_shell = pl.col("cmd").is_not_null()
+    fn = pl.col("fn")
+    write_tools = list(common["write_tools"])
     ecmd = pl.col("_ecmd")
     tool_write = fn.is_in(write_tools) & (ecmd.is_null() | ecmd.is_in(list(sh["editor_write"])))
-    tool_read = fn.is_in(read_tools) | (fn.is_in(write_tools) & (ecmd == "view"))
+    tool_read = fn.is_in(list(common["read_tools"])) | (fn.is_in(write_tools) & (ecmd == "view"))
     has_patch = pl.col("_patch").list.len() > 0
     tool_modify = (
-        (fn.is_in(modify_tools) & ecmd.is_null())
+        (fn.is_in(list(common["modify_tools"])) & ecmd.is_null())
         | ecmd.is_in(list(sh["editor_modify"]))
         | (has_patch & pl.col("arguments").str.contains(r"Update File|\+\+\+ b/"))
     )
@@ -226,7 +291,7 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     verify = pl.col("cmd").str.contains(common["verify_regex"]).fill_null(False) | fn.str.contains(
         r"test|verify|check|lint"
     )
-    df = df.with_columns(w_paths.alias("w_paths"), r_paths.alias("r_paths")).with_columns(
+    return df.with_columns(w_paths.alias("w_paths"), r_paths.alias("r_paths")).with_columns(
         (pl.col("w_paths").list.len() > 0).alias("is_write"),
         (
             (pl.col("w_paths").list.len() > 0)
@@ -240,4 +305,3 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
         fn.is_in(list(common["finish_tools"])).alias("is_finish"),
         is_shell.alias("is_shell"),
     )
-    return df.drop("_path", "_ecmd", "_patch", "_shw", "_shr")

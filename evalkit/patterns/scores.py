@@ -121,8 +121,6 @@ def trial_scores(
     which. Trials come from ``trials`` (all of them, also those without tool calls: FirstTryRate
     0), else from the trial ids seen in steps / tool_calls.
     """
-    from evalkit.patterns.detect import detect
-
     st, tc, tr = coerce_frames(data, steps=steps, tool_calls=tool_calls, trials=trials)
     w = dict(TRAINERD["weights"])
     w.update(weights or {})
@@ -130,67 +128,93 @@ def trial_scores(
         [tr.select("trial_id"), st.select("trial_id"), tc.select("trial_id")],
         how="vertical_relaxed",
     ).unique(maintain_order=True)
-    fmt = tr.select("trial_id", "source_format").unique("trial_id")
     if findings is None:
-        det = detect(steps=st, tool_calls=tc, trials=tr, mode="trainerd")
-        rec = pl.DataFrame(schema=det.schema)
-        recorded_all = getattr(data, "findings", None) if hasattr(data, "tool_calls") else None
-        if isinstance(recorded_all, pl.DataFrame) and recorded_all.height:
-            rec = recorded_all.filter(pl.col("source") == "recorded")
-        go = fmt.filter(pl.col("source_format") == "go-code").select("trial_id")
-        det = det.join(go, on="trial_id", how="anti").with_columns(
-            pl.lit("detected:trainerd").alias("_fs")
-        )
-        rec = (
-            rec.join(go, on="trial_id", how="semi")
-            .select("trial_id", "detector")
-            .with_columns(pl.lit("recorded").alias("_fs"))
-        )
-        f = pl.concat([det.select("trial_id", "detector", "_fs"), rec], how="vertical_relaxed")
-        src = ids.join(fmt, on="trial_id", how="left").select(
-            "trial_id",
-            pl.when(pl.col("source_format") == "go-code")
-            .then(pl.lit("recorded"))
-            .otherwise(pl.lit("detected:trainerd"))
-            .alias("findings_source"),
-        )
+        f, src = _default_findings(data, st, tc, tr, ids)
     else:
         f = findings.select("trial_id", "detector")
         src = ids.with_columns(pl.lit("given").alias("findings_source"))
-    wsum = f.group_by("trial_id").agg(
+    out = (
+        ids.join(src, on="trial_id", how="left")
+        .join(first_try_rate(tc, tr), on="trial_id", how="left")
+        .join(_weighted_findings(f, w), on="trial_id", how="left")
+        .join(_step_and_cost_info(data, tr), on="trial_id", how="left")
+        .join(_agent_step_counts(st), on="trial_id", how="left")
+    )
+    return _scores(_with_filled_counts(out))
+
+
+def _default_findings(
+    data: Any, st: pl.DataFrame, tc: pl.DataFrame, tr: pl.DataFrame, ids: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The findings to weigh when none are given (recorded for go-code rollouts, trainerd-mode
+    detections for the rest), and each trial's ``findings_source``."""
+    from evalkit.patterns.detect import detect
+
+    fmt = tr.select("trial_id", "source_format").unique("trial_id")
+    det = detect(steps=st, tool_calls=tc, trials=tr, mode="trainerd")
+    rec = pl.DataFrame(schema=det.schema)
+    recorded_all = getattr(data, "findings", None) if hasattr(data, "tool_calls") else None
+    if isinstance(recorded_all, pl.DataFrame) and recorded_all.height:
+        rec = recorded_all.filter(pl.col("source") == "recorded")
+    go = fmt.filter(pl.col("source_format") == "go-code").select("trial_id")
+    det = det.join(go, on="trial_id", how="anti").with_columns(
+        pl.lit("detected:trainerd").alias("_fs")
+    )
+    rec = (
+        rec.join(go, on="trial_id", how="semi")
+        .select("trial_id", "detector")
+        .with_columns(pl.lit("recorded").alias("_fs"))
+    )
+    f = pl.concat([det.select("trial_id", "detector", "_fs"), rec], how="vertical_relaxed")
+    src = ids.join(fmt, on="trial_id", how="left").select(
+        "trial_id",
+        pl.when(pl.col("source_format") == "go-code")
+        .then(pl.lit("recorded"))
+        .otherwise(pl.lit("detected:trainerd"))
+        .alias("findings_source"),
+    )
+    return f, src
+
+
+def _weighted_findings(f: pl.DataFrame, w: Mapping[str, float]) -> pl.DataFrame:
+    """Per trial: how many findings, and the sum of their trainerd weights."""
+    return f.group_by("trial_id").agg(
         pl.len().cast(pl.Int64).alias("anti_pattern_count"),
         pl.col("detector")
         .replace_strict(w, default=TRAINERD["default_weight"], return_dtype=pl.Float64)
         .sum()
         .alias("weighted_sum"),
     )
-    ftr = first_try_rate(tc, tr)
-    n_agent = (
+
+
+def _agent_step_counts(st: pl.DataFrame) -> pl.DataFrame:
+    return (
         st.filter(pl.col("source") == "agent")
         .group_by("trial_id")
         .agg(pl.len().cast(pl.Int64).alias("_ns"))
     )
+
+
+def _step_and_cost_info(data: Any, tr: pl.DataFrame) -> pl.DataFrame:
+    """Per trial: n_steps, cost_usd and harness_steps (go-code: trainerd's Steps is the step of
+    run.completed / run.failed, from the trial or the rollout's run_details)."""
     info = tr.select("trial_id", "n_steps", "cost_usd").unique("trial_id")
-    # go-code: trainerd's Steps is the step of run.completed / run.failed (rollout run_details)
     details = getattr(data, "run_details", None)
     hs = tr.select("trial_id", pl.lit(None, pl.Int64).alias("harness_steps"))
     if "harness_steps" in tr.columns:
         hs = tr.select("trial_id", pl.col("harness_steps").cast(pl.Int64))
     elif isinstance(details, pl.DataFrame) and "harness_steps" in details.columns:
         hs = details.select("trial_id", pl.col("harness_steps").cast(pl.Int64))
-    info = info.join(hs.unique("trial_id"), on="trial_id", how="left")
-    out = (
-        ids.join(src, on="trial_id", how="left")
-        .join(ftr, on="trial_id", how="left")
-        .join(wsum, on="trial_id", how="left")
-        .join(info, on="trial_id", how="left")
-        .join(n_agent, on="trial_id", how="left")
-    )
+    return info.join(hs.unique("trial_id"), on="trial_id", how="left")
+
+
+def _with_filled_counts(out: pl.DataFrame) -> pl.DataFrame:
+    """Missing counts as 0, the step count trainerd divides by (at least 1) and the penalty."""
     div = float(TRAINERD["penalty_divisor"])
     steps_e = pl.coalesce("harness_steps", "n_steps", "_ns").fill_null(0)
     steps_e = pl.when(steps_e > 0).then(steps_e).otherwise(1).cast(pl.Float64)
     cost = pl.col("cost_usd").fill_null(0.0)
-    out = out.with_columns(
+    return out.with_columns(
         pl.col("n_tool_calls").fill_null(0),
         pl.col("n_retried").fill_null(0),
         pl.col("first_try_rate").fill_null(0.0),
@@ -200,6 +224,10 @@ def trial_scores(
         pl.col("cost_usd").is_not_null().alias("cost_known"),
         cost.alias("_cost"),
     ).with_columns(pl.min_horizontal(pl.lit(1.0), pl.col("weighted_sum") / div).alias("penalty"))
+
+
+def _scores(out: pl.DataFrame) -> pl.DataFrame:
+    """trainerd's tool_quality, efficiency and efficiency_db from the filled counts."""
     return out.select(
         "trial_id",
         "n_tool_calls",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import basename, group_start
+from evalkit.patterns.prepare import basename, finding_columns, flagged_spans, run_id
 from evalkit.patterns.registry import detector
 
 G = ["trial_id", "traj"]
@@ -49,10 +49,7 @@ def _runs(
     """Maximal runs (>= ``min_len`` rows) of consecutive rows with equal ``keys`` within a
     trajectory, optionally only runs whose first row satisfies ``where``. Run lengths are
     counted on integer ids first; only the qualifying runs are aggregated."""
-    new = group_start("gkey")
-    for k in keys:
-        new = new | (pl.col(k) != pl.col(k).shift(1)).fill_null(True)
-    c = c.with_columns(new.cum_sum().alias("_run"))
+    c = c.with_columns(run_id(*keys).alias("_run"))
     heads = c.select("_run", (where if where is not None else pl.lit(True)).alias("_ok"))
     sizes = (
         heads.group_by("_run")
@@ -122,22 +119,16 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
         & (pl.col("sig") != pl.col("sig").shift(1))
     ).fill_null(False)
     cyc = c.with_columns(alt.alias("_alt"), pl.col("step_index").shift(2).alias("_s2"))
-    new = group_start("gkey") | (pl.col("_alt") != pl.col("_alt").shift(1)).fill_null(True)
-    cyc = (
-        cyc.with_columns(new.cum_sum().alias("_run"))
-        .filter(pl.col("_alt"))
-        .group_by("_run", maintain_order=True)
-        .agg(
-            pl.col("trial_id").first(),
-            pl.col("traj").first(),
-            pl.col("sig").first(),
-            (pl.len() + 2).alias("n"),
-            pl.col("_s2").first().alias("step_start"),
-            pl.col("step_index").last().alias("step_end"),
-            *[pl.col(x).first() for x in _lab_cols()],
-        )
-        .filter(pl.col("n") >= p["cycle_calls"])
-    )
+    cyc = flagged_spans(
+        cyc,
+        "_alt",
+        pl.col("traj").first(),
+        pl.col("sig").first(),
+        (pl.len() + 2).alias("n"),
+        pl.col("_s2").first().alias("step_start"),
+        pl.col("step_index").last().alias("step_end"),
+        *[pl.col(x).first() for x in _lab_cols()],
+    ).filter(pl.col("n") >= p["cycle_calls"])
     parts.append(rule(cyc, "medium", 0.85, 2, "period-2 cycle over {} calls, e.g. {}"))
     # (d) windowed repeats; polling commands keyed on (call, output). Sorted by key, the
     # (k-1)-th earlier occurrence is a plain shift.
@@ -296,12 +287,12 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
         ).alias("_end"),
     ).filter(pl.col("_hit"))
     return c.unique(["gkey", "sig"], keep="first", maintain_order=True).select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("_end").alias("step_end"),
-        pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")).alias("severity"),
-        pl.lit(0.6).alias("confidence"),
-        pl.format("error in {} -> {}", label(ctx), "_why").alias("evidence"),
+        *finding_columns(
+            pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")),
+            0.6,
+            pl.format("error in {} -> {}", label(ctx), "_why"),
+            end="_end",
+        )
     )
 
 
@@ -338,15 +329,15 @@ def ignored_error_output(ctx: Context) -> pl.DataFrame:
         ["gkey", "msg_step"], keep="first", maintain_order=True
     )
     return j.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("msg_step").alias("step_end"),
-        pl.lit("medium").alias("severity"),
-        pl.lit(0.6).alias("confidence"),
-        pl.format(
-            "error in {} ({}) then: {}",
-            label(ctx),
-            ctx.snippet(pl.col("observation").str.slice(0, 300)),
-            ctx.snippet(msg),
-        ).alias("evidence"),
+        *finding_columns(
+            "medium",
+            0.6,
+            pl.format(
+                "error in {} ({}) then: {}",
+                label(ctx),
+                ctx.snippet(pl.col("observation").str.slice(0, 300)),
+                ctx.snippet(msg),
+            ),
+            end="msg_step",
+        )
     )

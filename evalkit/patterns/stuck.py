@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import group_start
+from evalkit.patterns.prepare import finding_columns, flagged_spans
 from evalkit.patterns.registry import detector
 
 
@@ -40,32 +40,24 @@ def no_progress(ctx: Context) -> pl.DataFrame:
         pl.col("_nw") == 0
     )
     c = c.with_columns(flag.fill_null(False).alias("_f"))
-    new = group_start("gkey") | (pl.col("_f") != pl.col("_f").shift(1)).fill_null(True)
-    spans = (
-        c.with_columns(new.cum_sum().alias("_run"))
-        .filter(pl.col("_f"))
-        .group_by("_run", maintain_order=True)
-        .agg(
-            pl.col("trial_id").first(),
-            pl.col("_wstart").first().alias("step_start"),
-            pl.col("step_index").last().alias("step_end"),
-            (pl.len() + w - 1).alias("n"),
-            pl.col("_rm").max(),
-        )
-        .select(
-            "trial_id",
-            "step_start",
-            "step_end",
-            pl.when(pl.col("n") >= 3 * w)
-            .then(pl.lit("high"))
-            .otherwise(pl.lit("medium"))
-            .alias("severity"),
-            pl.lit(0.7).alias("confidence"),
+    spans = flagged_spans(
+        c,
+        "_f",
+        pl.col("_wstart").first().alias("step_start"),
+        pl.col("step_index").last().alias("step_end"),
+        (pl.len() + w - 1).alias("n"),
+        pl.col("_rm").max(),
+    ).select(
+        *finding_columns(
+            pl.when(pl.col("n") >= 3 * w).then(pl.lit("high")).otherwise(pl.lit("medium")),
+            0.7,
             pl.format(
                 "{} calls without progress ({}% repeated calls, no new file written)",
                 "n",
                 (pl.col("_rm") * 100).round(0).cast(pl.Int64),
-            ).alias("evidence"),
+            ),
+            start="step_start",
+            end="step_end",
         )
     )
     return pl.concat([spans, _long_tail(ctx, p)], how="vertical_relaxed")

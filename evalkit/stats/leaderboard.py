@@ -9,6 +9,7 @@ weights; every run's score in every draw is one matrix product.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -312,18 +313,9 @@ def leaderboard(
 
     Raises ValueError when the runs share fewer than :data:`MIN_SHARED_TASKS` tasks.
     """
-    check_confidence(confidence)
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
-    if draws < 100:
-        raise ValueError("draws must be at least 100")
+    _check_arguments(confidence, metric, draws)
     check_columns(trials, [by, task, reward])
-    m = run_matrix(trials, by, task, reward)
-    if len(m.tasks) < MIN_SHARED_TASKS:
-        raise ValueError(
-            f"the {len(m.runs)} runs share {len(m.tasks)} task(s); a leaderboard needs at least "
-            f"{MIN_SHARED_TASKS} shared tasks"
-        )
+    m = _shared_task_matrix(trials, by, task, reward)
     what, convention = METRICS[metric]
     vals = m.values(what)
     ones = np.ones((1, len(m.tasks)))
@@ -334,8 +326,6 @@ def leaderboard(
     low, high = rank_intervals(score, boot, confidence)
     p_rank = rank_probabilities(boot)
     ci_low, ci_high, ci_method = _score_intervals(m, what, convention, confidence)
-    cost = scores(m.cost, m.attempts, ones, "pooled")[0]
-    duration = scores(m.duration, m.attempts, ones, "pooled")[0]
     out = pl.DataFrame(
         {
             by: m.runs,
@@ -356,15 +346,47 @@ def leaderboard(
             "n_tasks": np.full(len(m.runs), len(m.tasks)),
             "n_trials": m.attempts.sum(axis=1).astype(np.int64),
             "n_tasks_left_out": m.left_out,
-            "cost_per_attempt": cost,
-            "p_frontier": pareto_probability(boot, scores(m.cost, m.attempts, w, "pooled")),
-            "duration_per_attempt": duration,
-            "p_frontier_time": pareto_probability(
-                boot, scores(m.duration, m.attempts, w, "pooled")
-            ),
+            **_cost_and_time_columns(m, boot, w),
         },
         strict=False,
     )
+    return _typed_and_sorted(out, by)
+
+
+def _check_arguments(confidence: float, metric: str, draws: int) -> None:
+    check_confidence(confidence)
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(METRICS)}")
+    if draws < 100:
+        raise ValueError("draws must be at least 100")
+
+
+def _shared_task_matrix(
+    trials: pl.DataFrame | pl.LazyFrame, by: str, task: str, reward: str
+) -> RunMatrix:
+    """The runs x shared tasks matrix; ValueError when the runs share too few tasks."""
+    m = run_matrix(trials, by, task, reward)
+    if len(m.tasks) < MIN_SHARED_TASKS:
+        raise ValueError(
+            f"the {len(m.runs)} runs share {len(m.tasks)} task(s); a leaderboard needs at least "
+            f"{MIN_SHARED_TASKS} shared tasks"
+        )
+    return m
+
+
+def _cost_and_time_columns(m: RunMatrix, boot: np.ndarray, w: np.ndarray) -> dict[str, Any]:
+    """Pooled cost and duration per attempt, and P(on the score-vs-cost / -time frontier)."""
+    ones = np.ones((1, len(m.tasks)))
+    return {
+        "cost_per_attempt": scores(m.cost, m.attempts, ones, "pooled")[0],
+        "p_frontier": pareto_probability(boot, scores(m.cost, m.attempts, w, "pooled")),
+        "duration_per_attempt": scores(m.duration, m.attempts, ones, "pooled")[0],
+        "p_frontier_time": pareto_probability(boot, scores(m.duration, m.attempts, w, "pooled")),
+    }
+
+
+def _typed_and_sorted(out: pl.DataFrame, by: str) -> pl.DataFrame:
+    """NaN as null, ranks and counts as Int64, best first."""
     return (
         out.with_columns(pl.col(pl.Float64).fill_nan(None))
         .with_columns(

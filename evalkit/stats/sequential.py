@@ -4,7 +4,7 @@ The ship gate (evalkit.compare.gates) tests, over the W + L discordant tasks, wh
 discordant task is a win with probability above the break-even ``q = lam / (1 + lam)``,
 with a one-sided exact binomial p-value. That p-value is valid for ONE look at a size
 fixed in advance: "run a few more, look again, ship as soon as p < alpha" rejects a true
-null far more often than alpha (tests/stats/test_stats_sequential.py measures it).
+null far more often than alpha (tests/stats/test_sequential.py measures it).
 
 This module gives the same test as a mixture e-value (a test martingale; Robbins 1970,
 "Statistical methods related to the law of the iterated logarithm"; Ramdas, Grünwald,

@@ -103,7 +103,7 @@ def test_every_chart_builds_with_title_and_tooltips(trials: pl.DataFrame) -> Non
         spec = _spec(ch)
         assert _title(spec), name
         assert _tooltip_fields(spec), f"{name} has no tooltip"
-        json.dumps(spec)  # serialisable, no NaN
+        json.dumps(spec, allow_nan=False)  # serialisable, no NaN
     assert {"task_name", "attempts", "mean_reward", "mean_cost"} <= _tooltip_fields(
         _spec(built["heatmap"])
     )
@@ -221,13 +221,32 @@ def test_real_harbor_trials() -> None:
         [SKILLSBENCH_JOB, HARBOR / "openclaw-dev-jobs"], progress=False, trajectories=True
     )
     t = runs.trials
-    for ch in (
-        charts.error_kind_bars(t),
-        charts.duration_dist(t),
-        charts.turns_dist(t),
-        charts.pass_rate_ci(t),
-    ):
-        json.dumps(_spec(ch))
+    # the plotted numbers are the frame's: trials and pass rate per run inside its interval
+    per_run = {r["run"]: r for r in _rows(_spec(charts.pass_rate_ci(t))) if "n_trials" in r}
+    assert {r: v["n_trials"] for r, v in per_run.items()} == dict(
+        t.group_by("run").len().iter_rows()
+    )
+    assert all(v["ci_low"] <= v["pass_rate"] <= v["ci_high"] for v in per_run.values())
+    # error kinds other than none, counted per run
+    kinds = {
+        (r["run"], r["error_kind"]): r["trials"]
+        for r in _rows(_spec(charts.error_kind_bars(t)))
+        if "error_kind" in r
+    }
+    assert kinds == {
+        (r["run"], r["error_kind"]): r["len"]
+        for r in t.filter(pl.col("error_kind") != "none")
+        .group_by("run", "error_kind")
+        .len()
+        .iter_rows(named=True)
+    }
+    # the longest trial is on the duration chart, in minutes
+    durations = [
+        r["duration_min"] for r in _rows(_spec(charts.duration_dist(t))) if "duration_min" in r
+    ]
+    assert max(durations) == pytest.approx(t["duration_s"].max() / 60)
+    for ch in (charts.turns_dist(t), charts.pass_rate_ci(t)):
+        json.dumps(_spec(ch), allow_nan=False)
     # the plotted numbers are the frame's: outcome counts per run, every task in the heatmap
     bars = _rows(_spec(charts.outcome_bars(t)))
     counts = t.group_by("run", "outcome").len()
@@ -236,3 +255,37 @@ def test_real_harbor_trials() -> None:
     }
     cells = _rows(_spec(charts.task_heatmap(t)))
     assert {r["task_name"] for r in cells if "task_name" in r} == set(t["task_name"].to_list())
+
+
+def test_ab_scatter_plots_each_shared_task_at_its_rates(trials: pl.DataFrame) -> None:
+    points = [
+        r for r in _rows(_spec(charts.ab_scatter(trials, "base", "cand"))) if "task_name" in r
+    ]
+    rates = (
+        trials.group_by("run", "task_name")
+        .agg((pl.col("reward").fill_null(0.0) >= 1).mean().alias("rate"))  # null = not passed
+        .iter_rows()
+    )
+    expected = {(run, task_name): rate for run, task_name, rate in rates}
+    assert {p["task_name"] for p in points} == set(trials["task_name"])
+    for p in points:
+        assert p["pass_rate_a"] == pytest.approx(expected["base", p["task_name"]])
+        assert p["pass_rate_b"] == pytest.approx(expected["cand", p["task_name"]])
+        d = p["pass_rate_b"] - p["pass_rate_a"]
+        assert p["change"] == ("B better" if d > 0 else "A better" if d < 0 else "same")
+        assert abs(p["_x"] - p["pass_rate_a"]) <= 0.03 and abs(p["_y"] - p["pass_rate_b"]) <= 0.03
+
+
+def test_ab_scatter_from_a_task_table_shows_only_comparable_tasks() -> None:
+    tasks = pl.DataFrame({
+        "task_name": ["t1", "t2", "t3"], "pass_rate_a": [0.0, 0.5, 1.0],
+        "pass_rate_b": [1.0, 0.5, 0.0], "comparable": [True, True, False],
+        "cost_usd_a": [0.1, 0.2, 0.3], "cost_usd_b": [0.2, 0.2, 0.2],
+    })  # fmt: skip
+    spec = _spec(charts.ab_scatter(pl.DataFrame(), "A", "B", tasks=tasks))
+    points = {r["task_name"]: r for r in _rows(spec) if "task_name" in r}
+    assert set(points) == {"t1", "t2"}
+    assert points["t1"]["change"] == "B better" and points["t2"]["change"] == "same"
+    assert points["t1"]["mean_cost_a"] == pytest.approx(0.1)  # cost_usd_* read as mean_cost_*
+    assert points["t1"]["attempts_a"] is None  # unknown stays null
+    assert "1 not shown" in " ".join(spec["title"]["subtitle"])

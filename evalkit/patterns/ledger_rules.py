@@ -1,4 +1,5 @@
-"""Mode 'trainerd': go-code's own rules, ported verbatim (rollouts-gates-qc.md §1.6-1.7).
+"""Mode 'trainerd': rules that check each agent message, or each call, against a ledger of the
+tool calls made before it: go-code's own rules (rollouts-gates-qc.md §1.6-1.7).
 
 * retry_loop: the runner's rule (``internal/harness/runner_step_engine.go``): key = tool
   name + NUL + the raw arguments string (no canonicalisation); the call that brings a key's
@@ -9,6 +10,19 @@
   matches on each agent message (``strings.ToLower``), checked against a ledger of the tool
   calls made before the message. Confidences as in go-code (1.0 / 0.8 / 0.9 / 0.75 /
   1.0 or 0.85); severity from trainerd's weights (<= 0.5 low, 1.0 medium, > 1 high).
+
+The detectors of the default (structural) mode share these six names but are other rules,
+so each mode keeps its own: structural ``retry_loop`` looks for consecutive identical calls
+that fail or repeat their output (and ping-pong and windowed repeats), not for the third call
+of a raw-argument key; structural
+``hedge_assertion`` reads closing messages only, with word-boundary regexes and an excuse
+filter; structural ``unverified_file_claim`` looks for a claimed *write* that no call wrote,
+not a hedged mention of a file that no call read; structural ``premature_completion``,
+``architecture_assumption`` and ``skipped_diagnostic`` use the verification, probe and
+diagnostic columns of :mod:`evalkit.patterns.prepare` instead of go-code's tool lists and
+three-call window. What the two modes share is called, not copied: the phrase and group
+helpers of :mod:`evalkit.patterns.prepare` and :func:`~evalkit.patterns.sequence.shift_in_group`,
+and the output columns (:func:`~evalkit.patterns.prepare.finding_columns`).
 
 Differences we cannot avoid, documented in docs/patterns.md: the watcher runs live, so
 "the ledger" here is every call of an earlier step (plus, for skipped_diagnostic, the calls of
@@ -21,7 +35,13 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.patterns.context import Context
-from evalkit.patterns.prepare import _group1_all, any_of, basename, within_group_index
+from evalkit.patterns.prepare import (
+    _group1_all,
+    any_of,
+    basename,
+    finding_columns,
+    within_group_index,
+)
 from evalkit.patterns.registry import detector
 from evalkit.patterns.sequence import shift_in_group
 
@@ -90,14 +110,7 @@ def _with_last3(ctx: Context, m: pl.DataFrame, flag: pl.Expr, name: str) -> pl.D
 def _out(
     ctx: Context, df: pl.DataFrame, name: str, conf: float | pl.Expr, ev: pl.Expr
 ) -> pl.DataFrame:
-    return df.select(
-        "trial_id",
-        pl.col("step_index").alias("step_start"),
-        pl.col("step_index").alias("step_end"),
-        _severity(ctx, name).alias("severity"),
-        (conf if isinstance(conf, pl.Expr) else pl.lit(conf)).alias("confidence"),
-        ev.alias("evidence"),
-    )
+    return df.select(*finding_columns(_severity(ctx, name), conf, ev))
 
 
 @detector("retry_loop", modes=("trainerd",), version=1, _builtin=True)
