@@ -12,7 +12,9 @@ so a stored crasher replays exactly. Families:
   (self, pair, to an ancestor), symlinks to /dev/zero and /dev/null, FIFOs, stray entries;
 * file system: odd bytes in folder and file names (not UTF-8, encoded surrogates, control
   characters, newlines), symlinks into the tree (a trial linked from another job or twice)
-  and out of it (``/etc``, ``/usr``, the folder above the tree);
+  and out of it (``/etc``, ``/usr``, the folder above the tree), data files linked to another
+  trial's file or out of the tree (``/etc/passwd``, ``/proc/self/environ``), job links in the
+  runs root (to a job, the root itself, the folder above, ``/usr``);
 * size: sparse files over the size cap, a tiny EVALKIT_MAX_FILE_MB;
 * permissions: EACCES on open / listing / search of a file or folder (simulated at the OS
   boundary by :mod:`tests.fuzz.deny`: CI runs as root, which chmod does not stop).
@@ -191,8 +193,11 @@ CONTENT_FAMILIES = (
 )  # fmt: skip
 STRUCT_FAMILIES = (
     "remove", "dir_for_file", "file_for_dir", "symlink_loop", "symlink_special", "fifo",
-    "sparse", "small_cap", "deny", "stray", "odd_name", "symlink_inout",
+    "sparse", "small_cap", "deny", "stray", "odd_name", "symlink_inout", "symlink_file",
+    "symlink_job",
 )  # fmt: skip
+#: Files outside the tree a symlinked data file may lead to (procfs files stat as empty).
+OUTSIDE_FILES = ("/etc/hostname", "/etc/passwd", "/proc/self/environ", "/proc/self/status")
 #: Bytes that make a name odd: not UTF-8, an encoded surrogate, control characters.
 ODD_BYTES = (b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\n", b"\x01", b"\x1b[2J", b" ", b"\r")
 
@@ -269,6 +274,18 @@ def struct_op(rng: random.Random, family: str, ts: list[Target]) -> list[Op]:
             ("/etc", "/usr", up, "../" + os.path.relpath(src.rel, os.path.dirname(job) or "."))
         )
         return [{"op": "symlink", "path": f"{job}/link{rng.randrange(9)}__L1nkAbC", "target": target, "family": family}]  # fmt: skip
+    if family == "symlink_file":  # a data file linked to another trial's file or out of the tree
+        t = _pick_file(rng, ts)
+        same = [o for o in ts if not o.is_dir and o.rel != t.rel and os.path.basename(o.rel) == os.path.basename(t.rel)]  # fmt: skip
+        inside = os.path.relpath(
+            rng.choice(same or [o for o in ts if not o.is_dir]).rel, os.path.dirname(t.rel) or "."
+        )
+        target = rng.choice((inside, inside, rng.choice(OUTSIDE_FILES)))
+        return [{"op": "remove", "path": t.rel}, {"op": "symlink", "path": t.rel, "target": target, "family": family}]  # fmt: skip
+    if family == "symlink_job":  # a job-named link in the runs root: to a job, above, outside
+        job = rng.choice([t.rel for t in ts if t.is_dir and "/" not in t.rel])
+        target = rng.choice((job, job, "..", "/usr", "/tmp", "."))
+        return [{"op": "symlink", "path": f"linked-job-{rng.randrange(9)}", "target": target, "family": family}]  # fmt: skip
     if family == "symlink_special":
         t = _pick_file(rng, ts)
         return [{"op": "remove", "path": t.rel}, {"op": "symlink", "path": t.rel, "target": rng.choice(("/dev/zero", "/dev/null", "/nonexistent/x")), "family": family}]  # fmt: skip
