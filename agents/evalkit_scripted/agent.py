@@ -14,6 +14,9 @@ The attempt number is claimed per task inside the job folder: the smallest numbe
 used by another trial of the same task (a claim is ``agent/evalkit-scripted.json``). So a
 job's multiset of episodes per task is the same on every run, whatever the scheduling,
 and a resumed job (Harbor deletes unfinished trial folders) re-plays the freed numbers.
+A follow-up job of a plan (``<job>__plan-*``, evalkit.launch.followup) counts the claims
+of its whole family, so its attempts continue the candidate's numbering instead of
+re-playing the episodes the candidate already had.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from harbor.models.agent.context import AgentContext
 
 from evalkit_scripted import __version__
 from evalkit_scripted.atif import Trajectory
-from evalkit_scripted.plan import VARIANTS, TaskInfo, load_task, make_plan
+from evalkit_scripted.plan import VARIANTS, TaskInfo, family_dirs, load_task, make_plan
 
 CLAIM_FILE = "evalkit-scripted.json"
 
@@ -127,7 +130,8 @@ def _task_location(trial_dir: Path) -> tuple[Path | None, str]:
 
 
 def _claim_attempt(trial_dir: Path, task_name: str, logs_dir: Path) -> int:
-    """Smallest attempt number of this task not claimed by another trial of the job."""
+    """Smallest attempt number of this task not claimed by another trial of the job or
+    of its family (:func:`family_dirs`)."""
     own = logs_dir / CLAIM_FILE
     job_dir = trial_dir.parent
     lock_path = job_dir / "config.json"
@@ -140,7 +144,8 @@ def _claim_attempt(trial_dir: Path, task_name: str, logs_dir: Path) -> int:
             if mine.get("task") == task_name and isinstance(mine.get("attempt"), int):
                 return mine["attempt"]
         used: set[int] = set()
-        for claim in job_dir.glob(f"*/agent/{CLAIM_FILE}"):
+        claims = (c for d in family_dirs(job_dir) for c in d.glob(f"*/agent/{CLAIM_FILE}"))
+        for claim in claims:
             if claim == own:
                 continue
             with contextlib.suppress(OSError, ValueError):

@@ -172,6 +172,18 @@ def _read(path: Path) -> str:
         return ""
 
 
+FOLLOW_UP_MARK = "__plan-"
+
+
+def family_dirs(job_dir: Path) -> list[Path]:
+    """The job folders whose claims number a trial's attempts: the candidate job and its
+    follow-up jobs (``<job>__plan-*``, named by evalkit.launch.followup) that exist."""
+    family = job_dir.name.split(FOLLOW_UP_MARK, 1)[0]
+    root = job_dir.parent
+    found = [root / family, *sorted(root.glob(f"{family}{FOLLOW_UP_MARK}*"))]
+    return [d for d in found if d.is_dir()]
+
+
 def seed_of(*parts: object) -> int:
     """A stable 64-bit seed from the parts (independent of PYTHONHASHSEED)."""
     digest = hashlib.sha256("|".join(str(p) for p in parts).encode()).hexdigest()

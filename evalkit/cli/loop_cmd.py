@@ -1,6 +1,10 @@
 """``evalkit loop``: launch the candidate, wait, report against the baseline, exit with the
 gate's code (a thin shell over :func:`evalkit.launch.loop.nightly_loop`).
 
+With ``--notebook notebooks/nightly_loop.ipynb`` the same settings run the loop notebook
+with papermill instead (the executed copy lands in --out) and the command exits with the
+gate's code read from the summary.json it wrote (a notebook itself cannot exit with it).
+
 Exit codes: 0 Ship it, 1 Hold (also when nothing could be compared), 2 Don't ship,
 3 the loop could not launch or report (problems listed), 130 interrupted (rerun resumes).
 """
@@ -8,13 +12,16 @@ Exit codes: 0 Ship it, 1 Hold (also when nothing could be compared), 2 Don't shi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalkit.cli.app import app
 from evalkit.cli.report_cmd import parse_params
 from evalkit.launch.cli import parse_kwargs
+
+if TYPE_CHECKING:
+    from evalkit.launch import RunSpec
 
 COULD_NOT_RUN = 3
 
@@ -45,6 +52,10 @@ def loop_cmd(
         bool, typer.Option("--follow-plan/--no-follow-plan", help="On a Hold, run the plan.")
     ] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress")] = None,
+    notebook: Annotated[
+        Path | None,
+        typer.Option("--notebook", help="Run this loop notebook (papermill) with the settings."),
+    ] = None,
 ) -> None:
     """Launch (or resume) the candidate, report it against the baseline, exit with the gate.
 
@@ -61,10 +72,13 @@ def loop_cmd(
         env=env, agent_kwargs=parse_kwargs(agent_kwarg), pass_env=pass_env or (),
         job_name=job_name, runs_root=runs,
     )  # fmt: skip
+    report_params = dict(parse_params(list(ctx.args)))
+    if notebook is not None:
+        _run_notebook(notebook, spec, list(baseline), out, follow_plan, harbor, report_params)
     try:
         res = nightly_loop(
             spec, list(baseline), out=out, follow_plan=follow_plan, harbor=harbor,
-            progress=progress, report_params=dict(parse_params(list(ctx.args))),
+            progress=progress, report_params=report_params,
         )  # fmt: skip
     except (PreflightError, HarborRunError, FollowUpError, ReportError, ValueError) as exc:
         typer.echo(str(exc), err=True)
@@ -81,3 +95,35 @@ def loop_cmd(
             f"evalkit run --plan {res.summary_path} --runs {runs}"
         )
     raise typer.Exit(res.exit_code)
+
+
+def _run_notebook(
+    notebook: Path,
+    spec: RunSpec,
+    baseline: list[str],
+    out: Path,
+    follow_plan: bool,
+    harbor: str | None,
+    report_params: dict[str, object],
+) -> None:
+    """``--notebook``: the loop notebook with these settings; exits with the gate's code."""
+    from evalkit.launch.loop import notebook_loop
+    from evalkit.report import ReportError
+
+    s = spec
+    params = {
+        "runs_dir": str(s.runs_root), "baseline": baseline, "agent": s.agent,
+        "agent_import_path": s.agent_import_path, "model": s.model, "dataset": s.dataset,
+        "task_paths": [str(p) for p in s.paths], "tasks": list(s.tasks),
+        "attempts": s.attempts, "concurrency": s.concurrency, "env": s.env,
+        "agent_kwargs": dict(s.agent_kwargs), "pass_env": list(s.pass_env),
+        "job_name": s.job_name, "follow_plan": follow_plan, "harbor": harbor,
+        "report_params": report_params,
+    }  # fmt: skip
+    try:
+        code, summary = notebook_loop(notebook, params, out, cwd=Path.cwd())
+    except (ReportError, OSError, ValueError) as exc:
+        typer.echo(f"the loop notebook failed: {exc}", err=True)
+        raise typer.Exit(COULD_NOT_RUN) from None
+    typer.echo(f"exit {code}; summary {summary}; notebook {out / notebook.name}")
+    raise typer.Exit(code)

@@ -10,6 +10,11 @@ run at once (``evalkit run --plan``) and the report is made again with its trial
 Ctrl-C stops Harbor and re-raises: the job is left interrupted and loadable, and calling
 the loop again with the same settings resumes it. ``evalkit loop`` and
 notebooks/nightly_loop.ipynb are thin shells over this function.
+
+papermill cannot make a notebook's process exit with a chosen code (a cell's
+``sys.exit`` is caught by the kernel), so :func:`notebook_loop` (``evalkit loop --notebook``)
+executes the loop notebook with papermill and returns the gate's code read from the
+summary.json the notebook wrote.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from evalkit.launch.runner import run
 from evalkit.launch.spec import RunSpec, job_dir_for
 from evalkit.report.build import render
 
-__all__ = ["LoopResult", "interactive", "nightly_loop"]
+__all__ = ["LoopResult", "interactive", "nightly_loop", "notebook_loop"]
 
 
 @dataclass
@@ -134,3 +139,23 @@ def nightly_loop(
     return LoopResult(
         verdict, EXIT_CODES[verdict], cand, base, html, spath, summary, launches, looks
     )
+
+
+def notebook_loop(
+    notebook: str | Path, parameters: dict[str, Any], out: str | Path, *, cwd: Path | None = None
+) -> tuple[int, Path]:
+    """Execute the loop notebook with papermill; the gate's exit code and its summary.json.
+
+    ``parameters`` are the notebook's (``out_dir`` is set to ``out``); the executed copy is
+    written to ``out/<notebook name>.ipynb``. A stale ``out/summary.json`` is removed first,
+    so the code is always this run's. A failing cell raises :class:`evalkit.report.ReportError`.
+    """
+    from evalkit.report import execute
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = out / "summary.json"
+    summary.unlink(missing_ok=True)
+    params = {**parameters, "out_dir": str(out.resolve())}
+    execute(notebook, out / Path(notebook).name, params, cwd=cwd, timeout=None)
+    return EXIT_CODES[verdict_of(json.loads(summary.read_text()))], summary

@@ -95,3 +95,80 @@ def test_loop_command_exits_with_the_gate(
     assert res.exit_code == code, res.output
     assert seen["baseline"] == ["base"] and seen["report_params"] == {"gate_alpha": "0.1"}
     assert verdict in res.output
+
+
+def _loop_app() -> typer.Typer:
+    from evalkit.cli import loop_cmd
+
+    app = typer.Typer()
+    app.command(
+        "loop", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    )(loop_cmd.loop_cmd)
+    app.command("noop")(lambda: None)
+    return app
+
+
+def _stand_in_notebook(path: Path, body: str) -> Path:
+    """A loop notebook stand-in: the real one's parameter names, then ``body``."""
+    import nbformat
+
+    names = [
+        "runs_dir",
+        "baseline",
+        "agent",
+        "agent_import_path",
+        "model",
+        "task_paths",
+        "tasks",
+        "dataset",
+        "attempts",
+        "concurrency",
+        "env",
+        "agent_kwargs",
+        "pass_env",
+        "job_name",
+        "out_dir",
+        "follow_plan",
+        "harbor",
+        "report_params",
+    ]
+    params = nbformat.v4.new_code_cell("\n".join(f"{n} = None" for n in names))
+    params.metadata["tags"] = ["parameters"]
+    nb = nbformat.v4.new_notebook(cells=[params, nbformat.v4.new_code_cell(body)])
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "P"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+WRITE_SUMMARY = """import json, pathlib
+seen = dict(baseline=baseline, attempts=attempts, tasks=tasks, report_params=report_params,
+            runs_dir=runs_dir, agent=agent)
+summary = {"gates": {"ship": {"verdict": "Ship it"}}, "seen": seen}
+pathlib.Path(out_dir, "summary.json").write_text(json.dumps(summary))"""
+
+
+@pytest.mark.slow
+def test_loop_command_runs_the_notebook_and_exits_with_its_gate(tmp_path: Path) -> None:
+    nb = _stand_in_notebook(tmp_path / "loop.ipynb", WRITE_SUMMARY)
+    out = tmp_path / "out"
+    args = ["loop", "--notebook", str(nb), "-b", "base", "--agent", "oracle", "-k", "3",
+            "-t", "hello", "--runs", str(tmp_path / "runs"), "--out", str(out),
+            "-p", "gate_alpha", "0.1"]  # fmt: skip
+    res = CliRunner().invoke(_loop_app(), args)
+    assert res.exit_code == 0, res.output
+    seen = json.loads((out / "summary.json").read_text())["seen"]
+    assert seen == {"baseline": ["base"], "attempts": 3, "tasks": ["hello"], "agent": "oracle",
+                    "report_params": {"gate_alpha": "0.1"}, "runs_dir": str(tmp_path / "runs")}  # fmt: skip
+    assert (out / "loop.ipynb").is_file()
+
+
+@pytest.mark.slow
+def test_loop_notebook_that_fails_never_exits_with_a_stale_verdict(tmp_path: Path) -> None:
+    nb = _stand_in_notebook(tmp_path / "loop.ipynb", "raise RuntimeError('harbor went away')")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text(json.dumps({"gates": {"ship": {"verdict": "Ship it"}}}))
+    res = CliRunner().invoke(_loop_app(), ["loop", "--notebook", str(nb), "-b", "base",
+                                           "--agent", "oracle", "--out", str(out)])  # fmt: skip
+    assert res.exit_code == 3, res.output
+    assert "harbor went away" in res.output and not (out / "summary.json").exists()

@@ -17,7 +17,13 @@ SMOKE = ROOT / "benchmarks" / "smoke-tasks"
 
 sys.path.insert(0, str(AGENTS))
 from evalkit_scripted.atif import Trajectory  # noqa: E402
-from evalkit_scripted.plan import MISSING_TOOL_CMD, load_task, make_plan, split_blocks  # noqa: E402
+from evalkit_scripted.plan import (  # noqa: E402
+    MISSING_TOOL_CMD,
+    family_dirs,
+    load_task,
+    make_plan,
+    split_blocks,
+)
 
 TASKS = {p.name: load_task(p) for p in sorted(SMOKE.iterdir()) if (p / "task.toml").is_file()}
 
@@ -126,3 +132,14 @@ def test_agent_module_is_importable_by_path_only_in_harbors_env() -> None:
     assert evalkit_scripted.__version__
     assert "harbor" not in sys.modules or "evalkit_scripted.agent" not in sys.modules
     assert Path(evalkit_scripted.__file__).parent.parent == AGENTS
+
+
+def test_follow_up_jobs_number_attempts_with_their_candidate(tmp_path: Path) -> None:
+    """A plan's follow-up job continues the candidate's attempts (it must not re-play them)."""
+    for name in ("cand", "cand__plan-ab12-k2", "cand__plan-ab12-k4", "candidate", "other"):
+        (tmp_path / name).mkdir()
+    follow = tmp_path / "cand__plan-ab12-k4"
+    family = [tmp_path / n for n in ("cand", "cand__plan-ab12-k2", "cand__plan-ab12-k4")]
+    assert family_dirs(follow) == family
+    assert family_dirs(tmp_path / "cand") == family
+    assert family_dirs(tmp_path / "other") == [tmp_path / "other"]
