@@ -240,3 +240,24 @@ def test_summary_rows_in_another_order_than_the_trials_are_joined() -> None:
     s = trial_summary(index, trials)
     assert s["trial_id"].to_list() == ["b", "a"]
     assert s["metrics_mismatch"].to_list() == [None, "prompt_tokens: atif 4 vs result 5"]
+
+
+def test_in_place_edit_with_mtime_restored_is_not_served_stale(make_trial, tmp_path, monkeypatch):
+    """`touch -r`-style edit (same size, mtime set back): the inode change time tells."""
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    t = make_trial("t1", {"agent/trajectory.json": CC_PASS})
+    trials = trials_frame([t])
+    _build(trials, cache=True)
+    p = t / "agent" / "trajectory.json"
+    st, raw = p.stat(), p.read_bytes()
+    first = _build(trials).steps["message"].drop_nulls()[0]
+    edited = raw.replace(first[:8].encode(), first[:8].upper().encode(), 1)
+    assert edited != raw and len(edited) == len(raw)
+    time.sleep(0.01)  # a ctime the kernel can tell from the first write's
+    with open(p, "r+b") as fh:  # in place, same size
+        fh.write(edited)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert p.stat().st_mtime_ns == st.st_mtime_ns and p.stat().st_size == st.st_size
+    again = _build(trials, cache=True)
+    assert_frame_equal(again.steps, _build(trials).steps)
+    assert first[:8].upper() in again.steps["message"].drop_nulls()[0]

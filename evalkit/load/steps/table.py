@@ -7,8 +7,8 @@ bulk; timestamps, exit codes, is_error, retries and metrics_mismatch are vectori
 
 Cache (``evalkit.load.cache``): per job, tables ``traj_steps``, ``traj_calls``,
 ``traj_index`` and ``traj_errors`` written together under one generation id. A trial's
-rows are reused when the signature of its trajectory files (name, size and mtime of
-everything in ``agent/`` and ``steps/*/agent/``) is unchanged, so adding trials to a job
+rows are reused when the signature of its trajectory files (name and ``cache.stat_sig``: size, mtime and
+inode change time, of everything in ``agent/`` and ``steps/*/agent/``) is unchanged, so adding trials to a job
 parses only the new ones.
 """
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from evalkit.load.cache import stat_sig
 from evalkit.load.errors import LoadError
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
@@ -52,7 +53,7 @@ _NONE: frozenset[str] = frozenset()
 
 
 def trial_signature(trial_dir: str) -> tuple[str, int]:
-    """('name:size:mtime|...' of every file in agent/ and steps/*/agent/, total bytes)."""
+    """('name:size:mtime:ctime|...' of every file in agent/ and steps/*/agent/, total bytes)."""
     sig, total, _ = probe(trial_dir, sign=True)
     return sig, total
 
@@ -86,7 +87,7 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
                     names.append(e.name)  # type: ignore[union-attr]
                     if e.is_file():
                         st = e.stat()
-                        parts.append(f"{pre}{e.name}:{st.st_size}:{st.st_mtime_ns}")
+                        parts.append(f"{pre}{e.name}:{stat_sig(st)}")
                         total += st.st_size
         except FileNotFoundError:
             pass  # no such folder: nothing in it
