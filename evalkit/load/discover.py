@@ -355,8 +355,12 @@ def _visit(
             if cache and sniffed and by_name and not broken:
                 _cache_trial_list(real, trials, sig, mtime)
         return
-    # no job files: a job that crashed before writing them, a rollout folder, or a container
-    # (a folder holding job folders stays a container even next to a trial-named folder)
+    # no job files: a rollout folder (its .jsonl files decide, whatever its subfolders are
+    # called), a job that crashed before writing them, or a container (a folder holding job
+    # folders stays a container even next to a trial-named folder)
+    if _rollout_check(real):
+        out.rollouts.append((real, label))
+        return
     if any(
         TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs
     ) and not any(
@@ -365,9 +369,6 @@ def _visit(
         trials, _, links = _trial_list(real, subdirs, out, root)
         out.jobs.append(JobRef(real, label, trials, links=links))
         _broken_trial_links(entries, out)
-        return
-    if _rollout_check(real):
-        out.rollouts.append((real, label))
         return
     _broken_links(entries, out)
     if depth >= max_depth:

@@ -158,12 +158,6 @@ def test_unreadable_rollout_files_are_load_errors(tmp_path: Path, target: str, h
     assert hit and all(p.startswith(str(tmp_path / target)) for p in hit), errs
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evalkit/load/steps (being rewritten by another helper): a trajectory file in "
-    "agent/ whose name is not UTF-8 crashes build_trajectories with UnicodeEncodeError "
-    "building the index frame (fuzz seed 20261130 cases 6227, 8035); it must be a load error",
-)
 @pytest.mark.parametrize("odd", [b"\xff", b"\xed\xa0\x80"])
 def test_trajectory_file_with_an_undecodable_name(
     tmp_path: Path, odd: bytes, monkeypatch: pytest.MonkeyPatch
@@ -179,12 +173,6 @@ def test_trajectory_file_with_an_undecodable_name(
     assert runs.load_errors.height >= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evalkit/load/discover.py: a rollout date folder with a trial-like name makes the "
-    "rollouts folder read as a Harbor job (the folder an incomplete trial, its .jsonl runs "
-    "lost, the other date folders unrecognised_folder); fuzz seed 20261130 cases 5190, 9061",
-)
 @pytest.mark.parametrize("odd", [b"\x1b[2J", b"\r"])
 def test_rollout_folder_named_like_a_trial_with_odd_bytes(tmp_path: Path, odd: bytes) -> None:
     """Every rollout file of a date folder renamed to ``bad<odd>__X2abcde`` is a trial or is

@@ -58,6 +58,11 @@ def trial_signature(trial_dir: str) -> tuple[str, int]:
     return sig, total
 
 
+def printable_name(name: str) -> str:
+    """``name`` as valid UTF-8: undecodable bytes of a file name become ``\\xNN``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
     """(signature or '-', trajectory bytes, what the folder holds) of one trial folder.
 
@@ -87,7 +92,7 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
                     names.append(e.name)  # type: ignore[union-attr]
                     if e.is_file():
                         st = e.stat()
-                        parts.append(f"{pre}{e.name}:{stat_sig(st)}")
+                        parts.append(f"{pre}{printable_name(e.name)}:{stat_sig(st)}")
                         total += st.st_size
         except FileNotFoundError:
             pass  # no such folder: nothing in it
