@@ -56,6 +56,18 @@ PCT = ".0%"
 PCT1 = ".1%"
 USD = "$,.4f"
 WIDTH = 560
+AXIS_TICKS = 5
+
+
+def usd_axis_format(values: list[float]) -> str:
+    """A dollar format with enough decimals that ``AXIS_TICKS`` ticks over ``values`` read
+    apart (at least cents)."""
+    finite = [v for v in values if v is not None and math.isfinite(v)]
+    span = (max(finite) - min(finite)) if finite else 0.0
+    if span <= 0:
+        span = abs(finite[0]) if finite and finite[0] else 1.0
+    step = span / AXIS_TICKS
+    return f"$,.{min(8, max(2, -math.floor(math.log10(step))))}f"
 
 
 def frame(df: pl.DataFrame | pl.LazyFrame, *required: str) -> pl.DataFrame:

@@ -6,7 +6,16 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from evalkit.charts._style import PCT, PCT1, USD, WIDTH, Chart, short_labels
+from evalkit.charts._style import (
+    AXIS_TICKS,
+    PCT,
+    PCT1,
+    USD,
+    WIDTH,
+    Chart,
+    short_labels,
+    usd_axis_format,
+)
 
 __all__ = [
     "TIER_COLORS",
@@ -130,10 +139,12 @@ def frontier_chart(
     x = alt.X(
         "cost_per_attempt:Q",
         title="cost per attempt (USD)",
-        axis=alt.Axis(format="$,.3f"),
-        scale=alt.Scale(zero=False, nice=True),
+        axis=alt.Axis(format=usd_axis_format(d["cost_per_attempt"].to_list()), tickCount=AXIS_TICKS),
+        scale=alt.Scale(zero=False, nice=True, padding=24),
     )
-    y = alt.Y("score:Q", axis=alt.Axis(format=PCT), title="score", scale=alt.Scale(zero=False))
+    y = alt.Y(
+        "score:Q", axis=alt.Axis(format=PCT), title="score", scale=alt.Scale(zero=False, padding=24)
+    )
     pts = base.mark_circle(opacity=0.85).encode(
         x=x, y=y, color=_tier_color(),
         size=alt.Size("p_frontier:Q", scale=alt.Scale(domain=[0, 1], range=[30, 400]), legend=None),

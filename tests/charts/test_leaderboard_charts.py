@@ -41,3 +41,23 @@ def test_no_frontier_without_cost() -> None:
     lb = board(with_cost=False)
     assert frontier_chart(lb) is None
     assert len(charts.leaderboard_charts(lb)) == 2
+
+
+def _layer_encoding(spec: dict, channel: str) -> dict:
+    return next(lay["encoding"][channel] for lay in spec["layer"] if channel in lay["encoding"])
+
+
+def test_frontier_cost_ticks_read_apart_when_costs_are_close() -> None:
+    rows = [
+        {"run": f"r{i}", "task_name": f"t{t}", "reward": float(t < 10 + 3 * i), "cost_usd": c}
+        for i, c in enumerate((0.0086, 0.0093))
+        for t in range(20)
+    ]
+    lb = evalkit.stats.leaderboard(pl.DataFrame(rows), draws=200)
+    x = _layer_encoding(frontier_chart(lb).to_dict(), "x")
+    fmt = x["axis"]["format"].replace("$", "")
+    ticks = [0.0086 + k * (0.0093 - 0.0086) / x["axis"]["tickCount"] for k in range(6)]
+    labels = [format(t, fmt) for t in ticks]
+    assert len(set(labels)) == len(labels), labels
+    y = _layer_encoding(frontier_chart(lb).to_dict(), "y")
+    assert x["scale"]["padding"] > 0 and y["scale"]["padding"] > 0  # no point on the frame

@@ -142,6 +142,13 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     )
 
 
+_JOB_STATE_PHRASE = {
+    "complete": "a finished job",
+    "interrupted": "an interrupted job",
+    "unknown": "a job that is not running (its state is unknown)",
+}
+
+
 def missing_results(jobs: pl.DataFrame, trials: pl.DataFrame) -> list[LoadError]:
     """A 'missing_result' load error per Harbor trial folder without a readable result.json
     in a job that is not running (the trial row stays, as ``incomplete``): such a trial
@@ -156,8 +163,8 @@ def missing_results(jobs: pl.DataFrame, trials: pl.DataFrame) -> list[LoadError]
             os.path.join(r["trial_dir"], "result.json"),
             "trial",
             "missing_result",
-            f"no result.json in a job that is {r['state']}: the trial did not finish "
-            "(kept as an incomplete row)",
+            f"no result.json in {_JOB_STATE_PHRASE.get(r['state'], 'a job that is not running')}: "
+            "the trial did not finish (kept as an incomplete row)",
             job_id=r["job_id"],
             trial_id=r["trial_id"],
         )
