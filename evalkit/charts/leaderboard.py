@@ -139,7 +139,9 @@ def frontier_chart(
     x = alt.X(
         "cost_per_attempt:Q",
         title="cost per attempt (USD)",
-        axis=alt.Axis(format=usd_axis_format(d["cost_per_attempt"].to_list()), tickCount=AXIS_TICKS),
+        axis=alt.Axis(
+            format=usd_axis_format(d["cost_per_attempt"].to_list()), tickCount=AXIS_TICKS
+        ),
         scale=alt.Scale(zero=False, nice=True, padding=24),
     )
     y = alt.Y(

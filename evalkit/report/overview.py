@@ -114,8 +114,8 @@ def header(ctx: Context) -> SectionOutput:
     if errs.height:
         out.append(
             H.box(
-                f"{errs.height} load error(s): files that could not be read fully. Their "
-                "trials still count (as 'incomplete' when no result was usable).",
+                f"{errs.height} load error(s): files that are missing or could not be read "
+                "fully. Their trials still count (as 'incomplete' when no result was usable).",
                 "warn",
             )
         )
