@@ -52,6 +52,37 @@ def test_trial_pins_its_naive_exception_zone_when_the_job_cannot(
     assert stray["timestamp_out_of_window"] is True
 
 
+@pytest.mark.parametrize("machine_zone", ["UTC", "Asia/Tokyo"])
+def test_sibling_jobs_of_the_run_folder_pin_a_zone_no_trial_can(
+    edge, monkeypatch, machine_zone: str
+) -> None:
+    monkeypatch.setenv("TZ", machine_zone)
+    root = edge("zones-siblings")
+    runs = ek.load(root, cache=False)
+    notes = dict(runs.jobs.select("job_name", "naive_tz").iter_rows())
+    assert notes == {
+        "2026-05-08__09-00-00": "-05:00 (inferred)",
+        "2026-05-08__10-00-00": "-05:00 (inferred from sibling jobs)",
+    }
+    # the trial wrote only naive times, in UTC-5 like its sibling job
+    naive = runs.trials.filter(pl.col("naive_timestamps")).row(0, named=True)
+    assert naive["started_at"].isoformat() == "2026-05-08T15:00:05+00:00"
+    assert naive["exception_at"].isoformat() == "2026-05-08T15:10:00.000412+00:00"
+
+
+def test_a_zone_from_siblings_is_chosen_again_with_the_jobs_loaded(edge, monkeypatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    root = edge("zones-siblings")
+    done = {"started_at": "2026-05-08T10:00:00", "finished_at": "2026-05-08T10:12:00"}
+    (root / "2026-05-08__10-00-00" / "result.json").write_text(json.dumps(done))  # complete
+    alone = ek.load(root / "2026-05-08__10-00-00", cache=True)  # cached with no sibling
+    assert alone.jobs["naive_tz"].to_list() == ["Asia/Tokyo (local; could not infer)"]
+    both = ek.load(root, cache=True).trials.filter(pl.col("naive_timestamps"))
+    assert both["started_at"].dt.hour().to_list() == [15]
+    again = ek.load(root / "2026-05-08__10-00-00", cache=True)
+    assert again.trials["started_at"].dt.hour().to_list() == [1]  # 10:00 read in Tokyo
+
+
 def test_out_of_window_is_null_without_both_trial_ends(edge) -> None:
     t = ek.load(edge("task-identity"), cache=False).trials
     unfinished = t.filter(~pl.col("result_present"))
