@@ -124,6 +124,21 @@ def test_zero_tokens_of_an_agent_that_ran_are_flagged_not_measured(edge) -> None
     assert oracle["tokens_not_recorded"] is False  # no trajectory: its 0 tokens are true
 
 
+def test_tokens_in_the_trajectory_final_metrics_are_recorded(edge) -> None:
+    runs = ek.load(edge("tokens-in-trajectory"), cache=False)
+    # at load only the trajectory's presence is known: the 0s count as not recorded
+    assert runs.trials["tokens_not_recorded"].to_list() == [True]
+    _ = runs.steps  # final_metrics has prompt / completion totals: the tokens ARE recorded
+    t = runs.trials.row(0, named=True)
+    assert t["tokens_not_recorded"] is False
+    assert t["metrics_mismatch"].startswith("prompt_tokens: atif 1200 vs result 0")
+    # ... while the agent that recorded no totals anywhere stays flagged after the read
+    other = ek.load(edge("tokens-not-recorded"), cache=False)
+    _ = other.steps
+    flags = dict(other.trials.select("trial_name", "tokens_not_recorded").iter_rows())
+    assert flags == {"clarify-meeting__Tk1aaaa": True, "clarify-meeting__Tk2bbbb": False}
+
+
 def test_real_hermes_trials_record_no_tokens() -> None:
     t = ek.load(FIXTURES / "harbor" / "openclaw-dev-jobs", cache=False).trials
     flagged = t.filter(pl.col("tokens_not_recorded"))
