@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -157,6 +158,30 @@ def test_a_fresh_copy_of_an_old_job_is_not_running(edge) -> None:
     runs = ek.load(job, cache=False)
     assert runs.jobs["state"].to_list() == ["running"]
     assert runs.load_errors.height == 0
+
+
+def test_a_default_folder_name_dates_a_job_with_no_time_inside(edge, monkeypatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    old = edge("copied-job") / "2026-02-03__09-00-00"
+    # the same files in a folder Harbor named a minute ago: a job just started, not a copy
+    fresh = old.parent / (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%d__%H-%M-%S")
+    old.rename(fresh)
+    os.utime(fresh)  # written just now
+    runs = ek.load(fresh, cache=False)
+    assert runs.jobs["state"].to_list() == ["running"]
+    assert runs.load_errors.height == 0
+    # a name that is not Harbor's default (or not a date) says nothing
+    custom = fresh.rename(fresh.parent / f"{fresh.name}-rerun")
+    os.utime(custom)
+    assert ek.load(custom, cache=False).jobs["state"].to_list() == ["unknown"]
+
+
+def test_named_start_reads_only_harbors_default_job_names() -> None:
+    from evalkit.load.jobs.extract import named_start
+
+    assert named_start("2025-11-04__10-22-31") == "2025-11-04T10:22:31"
+    assert named_start("2025-13-04__10-22-31") is None  # no 13th month
+    assert named_start("my-job") is None and named_start("2025-11-04__10-22-31x") is None
 
 
 def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
