@@ -199,6 +199,20 @@ def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
     assert plain["analysis_summary"] is None
 
 
+def test_a_job_level_analysis_is_a_jobs_column(edge) -> None:
+    root = edge("analyzed")
+    job = ek.load(root, cache=False).jobs.row(0, named=True)
+    assert job["analysis_summary"] == "1 of 2 analysed trials shows reward hacking."
+    assert job["analysis_checks"] == []
+    assert ek.load(edge("zones"), cache=False).jobs["analysis_summary"].to_list() == [None]
+    # an unreadable job analysis.json is a load error and unknown columns, not a crash
+    (root / "2026-05-24__08-00-00" / "analysis.json").write_text("{not json")
+    runs = ek.load(root, cache=False)
+    assert runs.jobs["analysis_summary"].to_list() == [None]
+    err = runs.load_errors.row(0, named=True)
+    assert err["path"].endswith("2026-05-24__08-00-00/analysis.json") and err["job_id"]
+
+
 def test_a_regrade_names_its_source_and_is_not_another_attempt(edge) -> None:
     t = ek.load(edge("regraded"), cache=False).trials
     regrades = t.filter(pl.col("regrade_of").is_not_null())

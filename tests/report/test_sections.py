@@ -137,6 +137,8 @@ def test_failure_section_shows_analysis_checks(tmp_path: Path) -> None:
     assert "harbor analyze checks" in html and "Failed checks (1)" in html
     assert "to skip the failing case" in html
     assert "(1 here)" in html  # the trial without analysis.json is not counted as passing
+    assert "harbor analyze: job summaries (1)" in html
+    assert "1 of 2 analysed trials shows reward hacking." in html
 
 
 @pytest.fixture(scope="module")

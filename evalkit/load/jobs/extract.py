@@ -37,6 +37,7 @@ import orjson
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_json
 from evalkit.load.redact import learn_config_secrets, redact_obj
+from evalkit.load.trials.analysis import read_analysis
 
 
 def _dataset_label(ds: dict) -> str | None:
@@ -171,4 +172,14 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "job_name_cfg": as_str(cfg.get("job_name")),
         "launch_state": as_str(launch.get("state")),
     }
+    rec["analysis_checks"], rec["analysis_summary"] = _job_analysis(job_dir, job_id, errors)
     return rec, errors
+
+
+def _job_analysis(job_dir: str, job_id: str, errors: list[LoadError]) -> tuple[Any, str | None]:
+    """(checks, summary) of the job-level analysis.json ``harbor analyze <job>`` writes;
+    (None, None) when the job was not analysed (unknown, never a pass)."""
+    path = os.path.join(job_dir, "analysis.json")
+    if not os.path.lexists(path):
+        return None, None
+    return read_analysis(path, None, errors, job_id=job_id)

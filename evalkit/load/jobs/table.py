@@ -11,6 +11,9 @@ from evalkit.load._columns import conform, empty
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.timeparse import to_utc
+from evalkit.load.trials.analysis import CHECK_ITEM
+
+ANALYSIS = pl.List(CHECK_ITEM)
 
 
 def jobs_frame(
@@ -58,6 +61,8 @@ def jobs_frame(
                 "harbor_version": rec["harbor_version"],
                 "format": rec["format"],
                 "config_json": rec["config_json"],
+                "analysis_summary": rec["analysis_summary"],
+                "analysis_checks": rec["analysis_checks"],
                 "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
                 "__ts_lock": rec.get("ts_lock"),
                 "__ts_named": rec.get("ts_named"),
@@ -82,13 +87,16 @@ def jobs_frame(
         "harbor_version",
         "format",
         "config_json",
+        "analysis_summary",
         "state",
         "__launch_state",
         "__ts_lock",
         "__ts_named",
     )
     df = pl.DataFrame(
-        rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
+        rows,
+        infer_schema_length=None,
+        schema_overrides={**dict.fromkeys(str_cols, pl.String), "analysis_checks": ANALYSIS},
     )
     zones = sorted(set(df["__zone"].to_list()))
     df = (
@@ -127,9 +135,7 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     from datetime import UTC, datetime
 
     now_dt = datetime.fromtimestamp(now, UTC)
-    last = pl.max_horizontal(
-        "started_at", "updated_at", "__last_trial", "__lock_at", "__named_at"
-    )
+    last = pl.max_horizontal("started_at", "updated_at", "__last_trial", "__lock_at", "__named_at")
     recent_files = (pl.lit(now) - pl.col("__mtime")) <= window
     recent_content = ((pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)).fill_null(
         False
