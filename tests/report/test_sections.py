@@ -176,6 +176,12 @@ def test_data_quality_shows_verifier_instability_of_regrades(tmp_path: Path) -> 
     html = report.data_quality(report.load_context(tmp_path / "regraded")).html()
     assert "3 regrade trial(s): the verifier changed 1 of 2 rewards" in html
     assert "Tasks whose reward changed on regrade (1)" in html and "harbor/fix-parser" in html
+    assert "without their source" not in html  # every regrade found its source
+    shutil.copytree(tmp_path / "regraded", tmp_path / "alone")
+    shutil.rmtree(tmp_path / "alone" / "2026-05-25__09-00-00")  # the source job is not loaded
+    alone = report.data_quality(report.load_context(tmp_path / "alone")).html()
+    assert "3 regrade trial(s) name a source trial that is not in this load" in alone
+    assert "Regrades without their source (3)" in alone
     shutil.rmtree(tmp_path / "regraded" / "2026-05-25__11-00-00")
     plain = report.data_quality(report.load_context(tmp_path / "regraded")).html()
     assert "regrade" not in plain
