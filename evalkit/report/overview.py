@@ -327,6 +327,28 @@ def unpaired_regrades(t: pl.DataFrame) -> SectionOutput:
     )
 
 
+def unpinned_zones(jobs: pl.DataFrame, t: pl.DataFrame) -> SectionOutput:
+    """Jobs with naive times whose writer's zone nothing could pin (``jobs.naive_tz`` says
+    'could not infer'): what their trials could not pin themselves is read in this
+    machine's zone, which may be wrong by hours."""
+    naive = t.filter(pl.col("naive_timestamps").fill_null(False))["job_id"].unique()
+    lost = jobs.filter(
+        pl.col("naive_tz").str.contains("could not infer", literal=True).fill_null(False)
+        & pl.col("job_id").is_in(naive.implode())
+    )
+    if lost.height == 0:
+        return SectionOutput()
+    return SectionOutput(
+        [
+            H.details(
+                f"Jobs whose naive times were read in this machine's zone ({lost.height}): "
+                "neither the job, its trials nor its sibling jobs pin the writer's offset",
+                H.table(lost.select("job_name", "naive_tz"), max_rows=50),
+            )
+        ]
+    )
+
+
 def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Evidence completeness, token / cost mismatches, unknown cost, times outside their
     trial, regrades' verifier instability, incomplete trials."""
@@ -401,6 +423,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
                 ),
             )
         )
+    out.extend(unpinned_zones(jobs, t))
     out.extend(regrade_notes(t))
     inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
     if inc.height:
