@@ -59,9 +59,6 @@ def job_zones(
             z = "UTC" if off == 0 else format_offset(off)
             zone_by_job[jid] = z
             note[jid] = f"{z} (inferred)"
-    from_siblings = sibling_zones(job_recs, zone_by_job, fallback)
-    for jid, z in from_siblings.items():
-        zone_by_job[jid], note[jid] = z, f"{z} {SIBLING_NOTE}"
     return zone_by_job, note, fallback
 
 
@@ -76,26 +73,28 @@ def depends_on_other_jobs(note: str | None) -> bool:
 
 
 def sibling_zones(
-    job_recs: list[dict], zone_by_job: dict[str, str], fallback: list[str]
-) -> dict[str, str]:
-    """Zone of each job in ``fallback`` pinned by its sibling jobs: the jobs of the same run
-    folder (parent folder) whose own times pinned an offset. One machine writes a run
-    folder, so its zone holds for the siblings; when the siblings' offsets disagree (jobs
-    copied together from several machines, or a DST change in between) nothing is pinned."""
-    if not fallback:
-        return {}
+    job_recs: list[dict], zone_by_job: dict[str, str], note: dict[str, str], fallback: list[str]
+) -> None:
+    """Pin the zone of each job in ``fallback`` by its sibling jobs (in place): the jobs of
+    the same run folder (parent folder) whose own times pinned an offset. One machine
+    writes a run folder, so its zone holds for the siblings; when the siblings' offsets
+    disagree (jobs copied together from several machines, or a DST change in between)
+    nothing is pinned. ``job_recs`` / ``zone_by_job`` / ``note`` cover every job of the
+    load (cached ones included), so the result does not depend on which were cached."""
     waiting = set(fallback)
+    if not waiting:
+        return
     by_folder: dict[str, set[str]] = {}
     for rec in job_recs:
-        if rec["job_id"] not in waiting:
+        jid = rec["job_id"]
+        if jid not in waiting and (note.get(jid) or "").endswith("(inferred)"):
             folder = os.path.dirname(rec["job_dir"].rstrip(os.sep))
-            by_folder.setdefault(folder, set()).add(zone_by_job[rec["job_id"]])
-    out: dict[str, str] = {}
+            by_folder.setdefault(folder, set()).add(zone_by_job[jid])
     for rec in job_recs:
         zones = by_folder.get(os.path.dirname(rec["job_dir"].rstrip(os.sep)), set())
         if rec["job_id"] in waiting and len(zones) == 1:
-            out[rec["job_id"]] = next(iter(zones))
-    return out
+            z = next(iter(zones))
+            zone_by_job[rec["job_id"]], note[rec["job_id"]] = z, f"{z} {SIBLING_NOTE}"
 
 
 def _naive_epoch(s: str | None) -> float | None:

@@ -25,7 +25,12 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load.jobs.zones import depends_on_other_jobs, job_zones, trial_zones
+from evalkit.load.jobs.zones import (
+    depends_on_other_jobs,
+    job_zones,
+    sibling_zones,
+    trial_zones,
+)
 from evalkit.load.timeparse import local_zone, zone_offset_now
 from evalkit.load.trials.derive import ZONE_SOURCES, derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
@@ -135,6 +140,7 @@ def assemble(
         z, n, fallback = job_zones(raw, [job_recs[i] for i in todo], policy)
         zone_by_job.update(z)
         notes.update(n)
+        sibling_zones(job_recs, zone_by_job, notes, fallback)
         zone_by_trial = trial_zones(raw, fallback)
     else:
         zone_by_trial = {}
