@@ -8,7 +8,8 @@ imports the analysis layers), plus the findings recorded in go-code rollouts.
 
 Once trajectories have been parsed, ``trials`` carries n_steps / n_tool_calls / n_turns /
 metrics_mismatch (null before; pass ``trajectories=True`` to :func:`evalkit.load` to parse
-them eagerly).
+them eagerly), and tokens_not_recorded made exact with the trajectory's steps and
+final_metrics totals (``trials/derive.tokens_not_recorded``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,13 @@ _KEEP = ("run", "job_name", "trial_name", "outcome", "error_kind", "path", "leve
 _KEEP_SUFFIXES = ("_id", "_dir", "_path", "_uri")
 
 #: Trial columns that come from trajectories (filled when steps are built).
-TRAJECTORY_TRIAL_COLUMNS = ("n_steps", "n_tool_calls", "n_turns", "metrics_mismatch")
+TRAJECTORY_TRIAL_COLUMNS = (
+    "n_steps",
+    "n_tool_calls",
+    "n_turns",
+    "metrics_mismatch",
+    "tokens_not_recorded",
+)
 
 
 def register_findings_provider(fn: FindingsProvider | None) -> None:

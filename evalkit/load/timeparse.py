@@ -9,7 +9,8 @@ UTC by the ``naive_tz`` policy given to :func:`evalkit.load`:
   trial timestamps: offset = (naive job start) - (earliest aware trial start), rounded to
   the nearest 15 minutes (the job starts seconds before its first trial). When the job has
   no aware timestamp to compare with, a trial's own aware times pin its naive exception
-  time (``jobs/zones.trial_zones``); else fall back to ``"local"``.
+  time (``jobs/zones.trial_zones``); else the sibling jobs of the same run folder pin it
+  (``jobs/zones.sibling_zones``); else fall back to ``"local"``.
 * ``"local"``: the zone of the machine running evalkit (``$TZ`` / ``/etc/localtime``).
 * ``"UTC"``, an IANA zone name (``"Asia/Shanghai"``), or a fixed offset (``"+08:00"``).
 

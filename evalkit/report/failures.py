@@ -8,7 +8,7 @@ import polars as pl
 from evalkit import charts, patterns
 from evalkit.charts._style import passed
 from evalkit.charts.tasks import UNKNOWN_TASK
-from evalkit.load.trials.derive import known_sum, measured_tokens
+from evalkit.load.trials.derive import failed_checks, known_sum, measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.section_output import SectionOutput
@@ -130,6 +130,9 @@ def taxonomy(ctx: Context, only_pair: bool = False) -> SectionOutput:
         )
     )
     out.extend(analysis_checks(t))
+    out.extend(
+        job_analyses(ctx.jobs.filter(pl.col("job_id").is_in(t["job_id"].unique().implode())))
+    )
     out.extend(antipatterns(ctx))
     return out
 
@@ -169,6 +172,26 @@ def analysis_checks(t: pl.DataFrame) -> SectionOutput:
     if failed.height:
         out.append(H.details(f"Failed checks ({failed.height})", H.table(failed, max_rows=50)))
     return out
+
+
+def job_analyses(jobs: pl.DataFrame) -> SectionOutput:
+    """The judge's job-level summaries and checks (``harbor analyze <job>``), one row per
+    analysed job (empty when none was)."""
+    if "analysis_summary" not in jobs.columns:
+        return SectionOutput()
+    done = jobs.filter(
+        pl.col("analysis_summary").is_not_null() | pl.col("analysis_checks").is_not_null()
+    )
+    if done.height == 0:
+        return SectionOutput()
+    rows = done.select(
+        "job_name",
+        pl.col("analysis_summary").alias("summary"),
+        failed_checks().alias("failed checks"),
+    )
+    return SectionOutput(
+        [H.h(4, f"harbor analyze: job summaries ({done.height})"), H.table(rows, max_rows=50)]
+    )
 
 
 def antipatterns(ctx: Context) -> SectionOutput:

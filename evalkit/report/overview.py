@@ -12,7 +12,7 @@ from evalkit.load.trials.derive import known_sum, measured_tokens
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.section_output import SectionOutput
-from evalkit.stats import pass_k_curve, summarize, verifier_instability
+from evalkit.stats import pass_k_curve, regrade_pairs, summarize, verifier_instability
 
 FRESH_H = 36.0
 
@@ -290,6 +290,7 @@ def regrade_notes(t: pl.DataFrame) -> SectionOutput:
             "warn" if bad else "ok",
         )
     )
+    out.extend(unpaired_regrades(t))
     cols = {"unstable_rate": "pct", "ci_low": "pct", "ci_high": "pct"}
     out.append(H.table(runs, cols))
     tasks = verifier_instability(t, by=["run", "task_name"]).filter(pl.col("n_unstable") > 0)
@@ -301,6 +302,51 @@ def regrade_notes(t: pl.DataFrame) -> SectionOutput:
             )
         )
     return out
+
+
+def unpaired_regrades(t: pl.DataFrame) -> SectionOutput:
+    """The regrades whose source trial is not in the load (``stats.regrade_pairs`` found no
+    source): named, never silently dropped from the instability counts."""
+    pairs = regrade_pairs(t).filter(pl.col("source_trial_id").is_null())
+    if pairs.height == 0:
+        return SectionOutput()
+    lost = t.filter(pl.col("trial_id").is_in(pairs["trial_id"].implode()))
+    return SectionOutput(
+        [
+            H.box(
+                f"{pairs.height} regrade trial(s) name a source trial that is not in this load "
+                "(its job was not loaded, or was moved and lost its result id): their reward "
+                "change is unknown and they are left out of the instability counts.",
+                "warn",
+            ),
+            H.details(
+                f"Regrades without their source ({pairs.height})",
+                H.table(lost.select("run", "task_name", "trial_name", "regrade_of"), max_rows=50),
+            ),
+        ]
+    )
+
+
+def unpinned_zones(jobs: pl.DataFrame, t: pl.DataFrame) -> SectionOutput:
+    """Jobs with naive times whose writer's zone nothing could pin (``jobs.naive_tz`` says
+    'could not infer'): what their trials could not pin themselves is read in this
+    machine's zone, which may be wrong by hours."""
+    naive = t.filter(pl.col("naive_timestamps").fill_null(False))["job_id"].unique()
+    lost = jobs.filter(
+        pl.col("naive_tz").str.contains("could not infer", literal=True).fill_null(False)
+        & pl.col("job_id").is_in(naive.implode())
+    )
+    if lost.height == 0:
+        return SectionOutput()
+    return SectionOutput(
+        [
+            H.details(
+                f"Jobs whose naive times were read in this machine's zone ({lost.height}): "
+                "neither the job, its trials nor its sibling jobs pin the writer's offset",
+                H.table(lost.select("job_name", "naive_tz"), max_rows=50),
+            )
+        ]
+    )
 
 
 def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
@@ -377,6 +423,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
                 ),
             )
         )
+    out.extend(unpinned_zones(jobs, t))
     out.extend(regrade_notes(t))
     inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
     if inc.height:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +53,37 @@ def test_trial_pins_its_naive_exception_zone_when_the_job_cannot(
     assert stray["timestamp_out_of_window"] is True
 
 
+@pytest.mark.parametrize("machine_zone", ["UTC", "Asia/Tokyo"])
+def test_sibling_jobs_of_the_run_folder_pin_a_zone_no_trial_can(
+    edge, monkeypatch, machine_zone: str
+) -> None:
+    monkeypatch.setenv("TZ", machine_zone)
+    root = edge("zones-siblings")
+    runs = ek.load(root, cache=False)
+    notes = dict(runs.jobs.select("job_name", "naive_tz").iter_rows())
+    assert notes == {
+        "2026-05-08__09-00-00": "-05:00 (inferred)",
+        "2026-05-08__10-00-00": "-05:00 (inferred from sibling jobs)",
+    }
+    # the trial wrote only naive times, in UTC-5 like its sibling job
+    naive = runs.trials.filter(pl.col("naive_timestamps")).row(0, named=True)
+    assert naive["started_at"].isoformat() == "2026-05-08T15:00:05+00:00"
+    assert naive["exception_at"].isoformat() == "2026-05-08T15:10:00.000412+00:00"
+
+
+def test_a_zone_from_siblings_is_chosen_again_with_the_jobs_loaded(edge, monkeypatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    root = edge("zones-siblings")
+    done = {"started_at": "2026-05-08T10:00:00", "finished_at": "2026-05-08T10:12:00"}
+    (root / "2026-05-08__10-00-00" / "result.json").write_text(json.dumps(done))  # complete
+    alone = ek.load(root / "2026-05-08__10-00-00", cache=True)  # cached with no sibling
+    assert alone.jobs["naive_tz"].to_list() == ["Asia/Tokyo (local; could not infer)"]
+    both = ek.load(root, cache=True).trials.filter(pl.col("naive_timestamps"))
+    assert both["started_at"].dt.hour().to_list() == [15]
+    again = ek.load(root / "2026-05-08__10-00-00", cache=True)
+    assert again.trials["started_at"].dt.hour().to_list() == [1]  # 10:00 read in Tokyo
+
+
 def test_out_of_window_is_null_without_both_trial_ends(edge) -> None:
     t = ek.load(edge("task-identity"), cache=False).trials
     unfinished = t.filter(~pl.col("result_present"))
@@ -93,6 +125,21 @@ def test_zero_tokens_of_an_agent_that_ran_are_flagged_not_measured(edge) -> None
     assert oracle["tokens_not_recorded"] is False  # no trajectory: its 0 tokens are true
 
 
+def test_tokens_in_the_trajectory_final_metrics_are_recorded(edge) -> None:
+    runs = ek.load(edge("tokens-in-trajectory"), cache=False)
+    # at load only the trajectory's presence is known: the 0s count as not recorded
+    assert runs.trials["tokens_not_recorded"].to_list() == [True]
+    _ = runs.steps  # final_metrics has prompt / completion totals: the tokens ARE recorded
+    t = runs.trials.row(0, named=True)
+    assert t["tokens_not_recorded"] is False
+    assert t["metrics_mismatch"].startswith("prompt_tokens: atif 1200 vs result 0")
+    # ... while the agent that recorded no totals anywhere stays flagged after the read
+    other = ek.load(edge("tokens-not-recorded"), cache=False)
+    _ = other.steps
+    flags = dict(other.trials.select("trial_name", "tokens_not_recorded").iter_rows())
+    assert flags == {"clarify-meeting__Tk1aaaa": True, "clarify-meeting__Tk2bbbb": False}
+
+
 def test_real_hermes_trials_record_no_tokens() -> None:
     t = ek.load(FIXTURES / "harbor" / "openclaw-dev-jobs", cache=False).trials
     flagged = t.filter(pl.col("tokens_not_recorded"))
@@ -113,6 +160,30 @@ def test_a_fresh_copy_of_an_old_job_is_not_running(edge) -> None:
     assert runs.load_errors.height == 0
 
 
+def test_a_default_folder_name_dates_a_job_with_no_time_inside(edge, monkeypatch) -> None:
+    monkeypatch.setenv("TZ", "UTC")
+    old = edge("copied-job") / "2026-02-03__09-00-00"
+    # the same files in a folder Harbor named a minute ago: a job just started, not a copy
+    fresh = old.parent / (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%d__%H-%M-%S")
+    old.rename(fresh)
+    os.utime(fresh)  # written just now
+    runs = ek.load(fresh, cache=False)
+    assert runs.jobs["state"].to_list() == ["running"]
+    assert runs.load_errors.height == 0
+    # a name that is not Harbor's default (or not a date) says nothing
+    custom = fresh.rename(fresh.parent / f"{fresh.name}-rerun")
+    os.utime(custom)
+    assert ek.load(custom, cache=False).jobs["state"].to_list() == ["unknown"]
+
+
+def test_named_start_reads_only_harbors_default_job_names() -> None:
+    from evalkit.load.jobs.extract import named_start
+
+    assert named_start("2025-11-04__10-22-31") == "2025-11-04T10:22:31"
+    assert named_start("2025-13-04__10-22-31") is None  # no 13th month
+    assert named_start("my-job") is None and named_start("2025-11-04__10-22-31x") is None
+
+
 def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
     t = ek.load(edge("analyzed"), cache=False).trials.sort("trial_name")
     hacked, honest, plain = (t.row(i, named=True) for i in range(3))
@@ -126,6 +197,20 @@ def test_harbor_analyze_checks_are_trial_columns(edge) -> None:
     # not analysed is unknown, never a pass
     assert plain["analysis_checks"] is None and plain["analysis_failed"] is None
     assert plain["analysis_summary"] is None
+
+
+def test_a_job_level_analysis_is_a_jobs_column(edge) -> None:
+    root = edge("analyzed")
+    job = ek.load(root, cache=False).jobs.row(0, named=True)
+    assert job["analysis_summary"] == "1 of 2 analysed trials shows reward hacking."
+    assert job["analysis_checks"] == []
+    assert ek.load(edge("zones"), cache=False).jobs["analysis_summary"].to_list() == [None]
+    # an unreadable job analysis.json is a load error and unknown columns, not a crash
+    (root / "2026-05-24__08-00-00" / "analysis.json").write_text("{not json")
+    runs = ek.load(root, cache=False)
+    assert runs.jobs["analysis_summary"].to_list() == [None]
+    err = runs.load_errors.row(0, named=True)
+    assert err["path"].endswith("2026-05-24__08-00-00/analysis.json") and err["job_id"]
 
 
 def test_a_regrade_names_its_source_and_is_not_another_attempt(edge) -> None:

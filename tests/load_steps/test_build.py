@@ -63,7 +63,10 @@ def test_trial_layouts_summary_and_mismatch(make_trial):
     ]
     assert tf.trial_summary.schema == {
         "trial_id": pl.String, "n_steps": pl.Int64, "n_tool_calls": pl.Int64, "n_turns": pl.Int64, "metrics_mismatch": pl.String,
+        "tokens_not_recorded": pl.Boolean,
     }  # fmt: skip
+    # tokens recorded in result.json; the goose log has no steps parsed: the load's flag stands
+    assert [s[k]["tokens_not_recorded"] for k in ("cc", "summ", "goose")] == [False, False, None]
 
 
 def test_metrics_agree_gives_null(make_trial):

@@ -107,6 +107,29 @@ def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
     assert "Jobs without a recorded end (1)" in html and "unknown" in html
 
 
+def test_data_quality_shows_zones_tokens_and_job_state_together(tmp_path: Path) -> None:
+    """Issue 20 items 1, 5 and 8 in one load: each shows in the data-quality section."""
+    import shutil
+
+    from tests.conftest import FIXTURES
+
+    edges = FIXTURES / "harbor-edges"
+    for name in ("zones", "tokens-not-recorded", "copied-job"):
+        shutil.copytree(edges / name, tmp_path / "runs" / name)
+    html = report.data_quality(report.load_context(tmp_path / "runs")).html()
+    # 1: a naive time no zone puts inside its trial; the job whose zone nothing pinned
+    assert "outside their own start..finish (1)" in html
+    assert (
+        "read in this machine&#x27;s zone (1)" in html or "read in this machine's zone (1)" in html
+    )
+    # 5: the agent that ran and recorded 0 tokens
+    assert "recorded 0 input and 0 output tokens although it ran (1)" in html
+    # 8: the copied job and the job without result.json are not complete, and not running
+    assert "Jobs without a recorded end (2)" in html
+    table = html.split("Jobs without a recorded end")[1].split("</summary>")[1].split("</table>")[0]
+    assert table.count(">unknown<") == 2 and "running" not in table
+
+
 def test_unrecorded_tokens_are_unknown_in_summaries(tmp_path: Path) -> None:
     import shutil
 
@@ -137,6 +160,8 @@ def test_failure_section_shows_analysis_checks(tmp_path: Path) -> None:
     assert "harbor analyze checks" in html and "Failed checks (1)" in html
     assert "to skip the failing case" in html
     assert "(1 here)" in html  # the trial without analysis.json is not counted as passing
+    assert "harbor analyze: job summaries (1)" in html
+    assert "1 of 2 analysed trials shows reward hacking." in html
 
 
 @pytest.fixture(scope="module")
@@ -174,6 +199,12 @@ def test_data_quality_shows_verifier_instability_of_regrades(tmp_path: Path) -> 
     html = report.data_quality(report.load_context(tmp_path / "regraded")).html()
     assert "3 regrade trial(s): the verifier changed 1 of 2 rewards" in html
     assert "Tasks whose reward changed on regrade (1)" in html and "harbor/fix-parser" in html
+    assert "without their source" not in html  # every regrade found its source
+    shutil.copytree(tmp_path / "regraded", tmp_path / "alone")
+    shutil.rmtree(tmp_path / "alone" / "2026-05-25__09-00-00")  # the source job is not loaded
+    alone = report.data_quality(report.load_context(tmp_path / "alone")).html()
+    assert "3 regrade trial(s) name a source trial that is not in this load" in alone
+    assert "Regrades without their source (3)" in alone
     shutil.rmtree(tmp_path / "regraded" / "2026-05-25__11-00-00")
     plain = report.data_quality(report.load_context(tmp_path / "regraded")).html()
     assert "regrade" not in plain

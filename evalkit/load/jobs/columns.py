@@ -8,6 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME, Column
+from evalkit.load.trials.analysis import CHECK_ITEM
 
 COLUMNS: tuple[Column, ...] = (
     Column(
@@ -83,5 +84,15 @@ COLUMNS: tuple[Column, ...] = (
         "config_json",
         pl.String,
         "The job config.json as JSON text (secrets redacted); used by config_diff.",
+    ),
+    Column(
+        "analysis_summary",
+        pl.String,
+        "The judge's summary over the job from the job folder's analysis.json (`harbor analyze <job>`); null when the job was not analysed.",
+    ),
+    Column(
+        "analysis_checks",
+        pl.List(CHECK_ITEM),
+        "Job-level rubric checks of that analysis.json (name, verdict pass / fail / not_applicable, explanation); null when not analysed.",
     ),
 )

@@ -4,8 +4,9 @@ Job state rule (``state`` column), applied in ``load/api.py`` once trials are kn
 
 * ``complete``: result.json has a ``finished_at``;
 * ``running``: no ``finished_at``, and Harbor's own records agree with recent writes: the
-  newest time written inside the files (job start / update, job lock.json ``created_at``,
-  trial start / end) is within a day, and the job folder saw activity (its result.json or a
+  newest time Harbor wrote (job start / update, job lock.json ``created_at``, trial start /
+  end, and the start a default job folder name carries, ``2025-11-04__10-22-31`` in the
+  job's naive zone) is within a day, and the job folder saw activity (its result.json or a
   trial folder changed) within ``running_window_s`` seconds (default 15 minutes). Fresh
   file times alone (a ``cp -r`` of an old folder) never make a job running;
 * ``interrupted``: result.json exists without ``finished_at`` and no recent activity
@@ -27,6 +28,8 @@ n_errored_trials`` are read into the same columns; ``orchestrator.n_concurrent_t
 from __future__ import annotations
 
 import os
+import re
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -34,6 +37,7 @@ import orjson
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_json
 from evalkit.load.redact import learn_config_secrets, redact_obj
+from evalkit.load.trials.analysis import read_analysis
 
 
 def _dataset_label(ds: dict) -> str | None:
@@ -74,6 +78,24 @@ def _config_json(cfg: dict) -> str:
         return orjson.dumps(redact_obj(cfg), option=orjson.OPT_SORT_KEYS).decode()
     except (TypeError, RecursionError):
         return orjson.dumps(redact_obj(_plain(cfg)), option=orjson.OPT_SORT_KEYS).decode()
+
+
+#: Harbor's default job folder name: the job's start in the writer's naive local time.
+_DEFAULT_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})__(\d{2})-(\d{2})-(\d{2})$")
+
+
+def named_start(name: str) -> str | None:
+    """The naive ISO start time a default-named job folder (``2025-11-04__10-22-31``)
+    carries, else None (custom names, impossible dates)."""
+    m = _DEFAULT_NAME.match(name)
+    if not m:
+        return None
+    iso = f"{m.group(1)}T{m.group(2)}:{m.group(3)}:{m.group(4)}"
+    try:
+        datetime.fromisoformat(iso)
+    except ValueError:
+        return None
+    return iso
 
 
 def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadError]]:
@@ -144,9 +166,20 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
         "harbor_version": as_str(harbor.get("version")),
         "ts_lock": as_str(lock.get("created_at")),
+        "ts_named": named_start(os.path.basename(os.path.normpath(job_dir))),
         "format": fmt,
         "config_json": _config_json(cfg) if cfg else None,
         "job_name_cfg": as_str(cfg.get("job_name")),
         "launch_state": as_str(launch.get("state")),
     }
+    rec["analysis_checks"], rec["analysis_summary"] = _job_analysis(job_dir, job_id, errors)
     return rec, errors
+
+
+def _job_analysis(job_dir: str, job_id: str, errors: list[LoadError]) -> tuple[Any, str | None]:
+    """(checks, summary) of the job-level analysis.json ``harbor analyze <job>`` writes;
+    (None, None) when the job was not analysed (unknown, never a pass)."""
+    path = os.path.join(job_dir, "analysis.json")
+    if not os.path.lexists(path):
+        return None, None
+    return read_analysis(path, None, errors, job_id=job_id)

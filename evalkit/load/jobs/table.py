@@ -11,6 +11,9 @@ from evalkit.load._columns import conform, empty
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.timeparse import to_utc
+from evalkit.load.trials.analysis import CHECK_ITEM
+
+ANALYSIS = pl.List(CHECK_ITEM)
 
 
 def jobs_frame(
@@ -58,8 +61,11 @@ def jobs_frame(
                 "harbor_version": rec["harbor_version"],
                 "format": rec["format"],
                 "config_json": rec["config_json"],
+                "analysis_summary": rec["analysis_summary"],
+                "analysis_checks": rec["analysis_checks"],
                 "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
                 "__ts_lock": rec.get("ts_lock"),
+                "__ts_named": rec.get("ts_named"),
                 "__result_present": rec["result_present"],
                 "__launch_state": rec.get("launch_state"),
             }
@@ -81,12 +87,16 @@ def jobs_frame(
         "harbor_version",
         "format",
         "config_json",
+        "analysis_summary",
         "state",
         "__launch_state",
         "__ts_lock",
+        "__ts_named",
     )
     df = pl.DataFrame(
-        rows, infer_schema_length=None, schema_overrides=dict.fromkeys(str_cols, pl.String)
+        rows,
+        infer_schema_length=None,
+        schema_overrides={**dict.fromkeys(str_cols, pl.String), "analysis_checks": ANALYSIS},
     )
     zones = sorted(set(df["__zone"].to_list()))
     df = (
@@ -95,6 +105,7 @@ def jobs_frame(
             to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
             to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
             to_utc(pl.col("__ts_lock"), pl.col("__zone"), zones).alias("__lock_at"),
+            to_utc(pl.col("__ts_named"), pl.col("__zone"), zones).alias("__named_at"),
         )
         .join(counts, on="job_id", how="left")
         .with_columns(
@@ -117,13 +128,14 @@ def _state_expr(now: float, window: float) -> pl.Expr:
     """Job state (rule in jobs/extract.py): complete / running / interrupted / unknown.
 
     'running' needs both recent file activity (mtime within ``window``) and recent content
-    (the newest job / lock / trial timestamp within 24 h): a job folder copied today from an
-    old run is not running, nor is one whose files hold no time at all.
+    (the newest job / lock / trial timestamp, or the start in a default job folder name,
+    within 24 h): a job folder copied today from an old run is not running, nor is one
+    whose files and name hold no time at all.
     """
     from datetime import UTC, datetime
 
     now_dt = datetime.fromtimestamp(now, UTC)
-    last = pl.max_horizontal("started_at", "updated_at", "__last_trial", "__lock_at")
+    last = pl.max_horizontal("started_at", "updated_at", "__last_trial", "__lock_at", "__named_at")
     recent_files = (pl.lit(now) - pl.col("__mtime")) <= window
     recent_content = ((pl.lit(now_dt) - last).dt.total_seconds() <= max(window, 86400)).fill_null(
         False

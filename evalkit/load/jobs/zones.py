@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import polars as pl
 
 from evalkit.load.timeparse import (
@@ -18,8 +20,8 @@ def job_zones(
     raw: pl.DataFrame, job_recs: list[dict], policy: str
 ) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """Zone used for each job's naive timestamps, a note saying how it was chosen, and the
-    jobs that fell back to the machine's zone (their trials may pin their own:
-    :func:`trial_zones`)."""
+    jobs whose own times could not pin it (their trials may pin their own:
+    :func:`trial_zones`; else :func:`sibling_zones`, else the machine's zone)."""
     zone_by_job: dict[str, str] = {}
     note: dict[str, str] = {}
     if policy != "auto":
@@ -58,6 +60,41 @@ def job_zones(
             zone_by_job[jid] = z
             note[jid] = f"{z} (inferred)"
     return zone_by_job, note, fallback
+
+
+#: ``jobs.naive_tz`` note of a zone taken from the sibling jobs of the same run folder.
+SIBLING_NOTE = "(inferred from sibling jobs)"
+
+
+def depends_on_other_jobs(note: str | None) -> bool:
+    """True when a job's zone came from (or could not be found in) the other jobs of the
+    load: a cached zone with this note is chosen again with the jobs loaded now."""
+    return note is not None and (note.endswith(SIBLING_NOTE) or "could not infer" in note)
+
+
+def sibling_zones(
+    job_recs: list[dict], zone_by_job: dict[str, str], note: dict[str, str], fallback: list[str]
+) -> None:
+    """Pin the zone of each job in ``fallback`` by its sibling jobs (in place): the jobs of
+    the same run folder (parent folder) whose own times pinned an offset. One machine
+    writes a run folder, so its zone holds for the siblings; when the siblings' offsets
+    disagree (jobs copied together from several machines, or a DST change in between)
+    nothing is pinned. ``job_recs`` / ``zone_by_job`` / ``note`` cover every job of the
+    load (cached ones included), so the result does not depend on which were cached."""
+    waiting = set(fallback)
+    if not waiting:
+        return
+    by_folder: dict[str, set[str]] = {}
+    for rec in job_recs:
+        jid = rec["job_id"]
+        if jid not in waiting and (note.get(jid) or "").endswith("(inferred)"):
+            folder = os.path.dirname(rec["job_dir"].rstrip(os.sep))
+            by_folder.setdefault(folder, set()).add(zone_by_job[jid])
+    for rec in job_recs:
+        zones = by_folder.get(os.path.dirname(rec["job_dir"].rstrip(os.sep)), set())
+        if rec["job_id"] in waiting and len(zones) == 1:
+            z = next(iter(zones))
+            zone_by_job[rec["job_id"]], note[rec["job_id"]] = z, f"{z} {SIBLING_NOTE}"
 
 
 def _naive_epoch(s: str | None) -> float | None:

@@ -14,6 +14,7 @@ from evalkit.load._columns import UTC_DATETIME, conform
 from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.steps.commands import finish_tool_calls
+from evalkit.load.trials.derive import tokens_not_recorded
 
 _DECL_STEP = {c.name: c.dtype for c in STEP_COLUMNS}
 _DECL_CALL = {c.name: c.dtype for c in TOOL_CALL_COLUMNS}
@@ -26,6 +27,7 @@ SUMMARY_SCHEMA = {
     "n_tool_calls": pl.Int64,
     "n_turns": pl.Int64,
     "metrics_mismatch": pl.String,
+    "tokens_not_recorded": pl.Boolean,
 }
 
 
@@ -177,18 +179,31 @@ def summary_frame(rows: dict[str, list]) -> pl.DataFrame:
 
 
 _MISMATCH = metrics_mismatch_expr().alias("metrics_mismatch")
+#: The load's flag made exact with what the trajectory holds: its steps and its totals.
+#: (Null without steps parsed: the load's flag stands.)
+_UNRECORDED = (
+    pl.when(pl.col("n_steps").is_not_null())
+    .then(
+        tokens_not_recorded(
+            ran=pl.col("n_steps") > 0,
+            trajectory_totals=(pl.col("fm_prompt"), pl.col("fm_completion")),
+        )
+    )
+    .alias("tokens_not_recorded")
+)
 _RESULT_TOTALS = ("n_input_tokens", "n_output_tokens", "n_cache_tokens", "cost_usd")
 
 
 def trial_summary(index: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
     """trial_summary (SUMMARY_SCHEMA) from the trajectory index (trial_id, n_steps,
     n_tool_calls, n_turns, fm_* final_metrics totals) and the trials frame (result.json
-    totals for metrics_mismatch; a missing column compares as unknown)."""
+    totals for metrics_mismatch and tokens_not_recorded; a missing column compares as
+    unknown)."""
     have = set(trials.columns)
     tok = trials.select(
         "trial_id", *[pl.col(c) if c in have else pl.lit(None).alias(c) for c in _RESULT_TOTALS]
     ).unique("trial_id", keep="first", maintain_order=True)
     out = index.join(tok, on="trial_id", how="left", maintain_order="left").select(
-        "trial_id", "n_steps", "n_tool_calls", "n_turns", _MISMATCH
+        "trial_id", "n_steps", "n_tool_calls", "n_turns", _MISMATCH, _UNRECORDED
     )
     return out.cast(SUMMARY_SCHEMA)  # type: ignore[arg-type]

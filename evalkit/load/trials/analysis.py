@@ -2,7 +2,8 @@
 
 ``harbor analyze <job|trial>`` runs an LLM judge over a finished trial's files with a rubric
 (default criteria: ``reward_hacking``, ``task_specification``) and writes Harbor's
-AnalyzeResult as ``analysis.json`` into the trial folder: a ``summary`` text and ``checks``
+AnalyzeResult as ``analysis.json`` into the trial folder (and, for a job, one over the
+whole job into the job folder: the jobs columns ``analysis_summary`` / ``analysis_checks``): a ``summary`` text and ``checks``
 keyed by criterion name, each ``{outcome: pass | fail | not_applicable, explanation}``.
 Absent file -> null columns (not analysed is not "passed"); an unreadable file is a load
 error and null columns.
@@ -26,20 +27,18 @@ def _text(v: Any) -> str | None:
 
 
 def read_analysis(
-    path: str, trial_id: str, errors: list[LoadError]
+    path: str, trial_id: str | None, errors: list[LoadError], *, job_id: str | None = None
 ) -> tuple[list[dict[str, str | None]] | None, str | None]:
-    """(checks, summary) of an analysis.json (None, None when unreadable)."""
+    """(checks, summary) of a trial's or (``trial_id`` None) a job's analysis.json (None,
+    None when unreadable)."""
     val, err = read_json(path, "file", limit=16 * 1024 * 1024)
+    ids = {"trial_id": trial_id, "job_id": job_id}
     if err is not None:
-        errors.append(
-            LoadError(err.path, err.level, err.error_type, err.message, trial_id=trial_id)
-        )
+        errors.append(LoadError(err.path, err.level, err.error_type, err.message, **ids))
         return None, None
     if not isinstance(val, dict):
         errors.append(
-            LoadError(
-                path, "file", "wrong_type", "analysis.json is not an object", trial_id=trial_id
-            )
+            LoadError(path, "file", "wrong_type", "analysis.json is not an object", **ids)
         )
         return None, None
     raw = val.get("checks")

@@ -7,7 +7,9 @@ over all jobs (``derive.add_run_and_attempt``). The cache (``trials/table.py``) 
 job, the derived rows with the *derivation key* they were made with: the options, the
 machine's zone when the policy is 'auto', and a hash of the rule sources (derive.py,
 outcomes.py, timeparse.py, zones.py), so editing a rule invalidates cached rows without a
-version bump. A job reused whole (fast path) with the same key is not derived again; a job
+version bump. A job reused whole (fast path) with the same key is not derived again (unless
+its zone came from, or could not be found in, the other jobs of the load: it is chosen
+again with the jobs loaded now); a job
 that gained trials derives only the new rows when its zone did not change (rows are
 derived independently of each other).
 """
@@ -23,7 +25,12 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load.jobs.zones import job_zones, trial_zones
+from evalkit.load.jobs.zones import (
+    depends_on_other_jobs,
+    job_zones,
+    sibling_zones,
+    trial_zones,
+)
 from evalkit.load.timeparse import local_zone, zone_offset_now
 from evalkit.load.trials.derive import ZONE_SOURCES, derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
@@ -103,7 +110,8 @@ def assemble(
     todo: list[int] = []
     for i, (p, rec) in enumerate(zip(plans, job_recs, strict=True)):
         m = p.meta
-        if p.from_cache and key and m.get("derive") == key and "zone" in m:
+        settled = "zone" in m and not depends_on_other_jobs(m.get("zone_note"))
+        if p.from_cache and key and m.get("derive") == key and settled:
             parts[i] = _label_last(rows(p), rec)  # type: ignore[arg-type]
             zone_by_job[rec["job_id"]], notes[rec["job_id"]] = m["zone"], m["zone_note"]
         else:
@@ -132,6 +140,7 @@ def assemble(
         z, n, fallback = job_zones(raw, [job_recs[i] for i in todo], policy)
         zone_by_job.update(z)
         notes.update(n)
+        sibling_zones(job_recs, zone_by_job, notes, fallback)
         zone_by_trial = trial_zones(raw, fallback)
     else:
         zone_by_trial = {}

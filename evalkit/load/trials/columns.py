@@ -179,7 +179,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "tokens_not_recorded",
         pl.Boolean,
-        "True when input and output tokens are both 0 on a trial with a trajectory: the agent did not record its tokens (the 0s are kept, but are not a measurement).",
+        "True when input and output tokens are both 0 on a trial whose agent ran (it has a trajectory; once trajectories are read: agent steps) and its trajectory's final_metrics record no prompt or completion total: the agent did not record its tokens (the 0s are kept, but are not a measurement).",
     ),
     Column("cost_usd", pl.Float64, "Cost in USD; null when unknown (never 0 for unknown).", True),
     Column(

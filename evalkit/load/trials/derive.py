@@ -59,12 +59,19 @@ def out_of_window() -> pl.Expr:
     return pl.when(known).then(outside).otherwise(None)
 
 
-def tokens_not_recorded() -> pl.Expr:
+def tokens_not_recorded(
+    ran: pl.Expr | None = None, trajectory_totals: tuple[pl.Expr, ...] = ()
+) -> pl.Expr:
     """``tokens_not_recorded``: input and output counters both 0 on a trial whose agent
-    left a trajectory (it ran steps, so it used tokens): the agent did not record them.
-    An agent without a trajectory (oracle, nop) can truly use no tokens."""
+    ran (at load: it left a trajectory; once trajectories are read, ``ran`` is "it has
+    steps") while no token total is recorded anywhere: a non-zero prompt or completion
+    total in the trajectory's final_metrics (``trajectory_totals``) means the tokens ARE
+    recorded (result.json just lacks them). An agent without a trajectory (oracle, nop)
+    can truly use no tokens."""
     zero = (pl.col("n_input_tokens") == 0) & (pl.col("n_output_tokens") == 0)
-    return (zero & pl.col("has_trajectory").fill_null(False)).fill_null(False)
+    ran = pl.col("has_trajectory") if ran is None else ran
+    elsewhere = pl.any_horizontal([(t.fill_null(0) > 0) for t in trajectory_totals] or [pl.lit(False)])  # fmt: skip
+    return (zero & ran.fill_null(False) & ~elsewhere).fill_null(False)
 
 
 def measured_tokens(col: str) -> pl.Expr:
