@@ -349,6 +349,33 @@ def unpinned_zones(jobs: pl.DataFrame, t: pl.DataFrame) -> SectionOutput:
     )
 
 
+_EVIDENCE_SHARES = (
+    "evidence complete",
+    "trajectory",
+    "reward file",
+    "verifier output",
+    "artifacts manifest",
+)
+
+
+def _quality_tables(q: pl.DataFrame) -> list[str]:
+    """The per-run quality table as two narrow ones: evidence shares, then problem counts
+    without the checks that found nothing anywhere (named in a note instead)."""
+    shares = q.select("run", "trials", *_EVIDENCE_SHARES)
+    counts = [c for c in q.columns if c not in shares.columns]
+    clean = [c for c in counts if not (q[c].fill_null(0) != 0).any()]
+    found = [c for c in counts if c not in clean]
+    parts = [
+        H.p("Share of trials with each kind of evidence:"),
+        H.table(shares, dict.fromkeys(_EVIDENCE_SHARES, "pct")),
+    ]
+    if found:
+        parts += [H.p("Trials with a problem:"), H.table(q.select("run", *found))]
+    if clean:
+        parts.append(H.note(f"No trial in any run has: {', '.join(clean)}."))
+    return parts
+
+
 def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Evidence completeness, token / cost mismatches, unknown cost, times outside their
     trial, regrades' verifier instability, incomplete trials."""
@@ -374,17 +401,7 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     )
     order = {r: i for i, r in enumerate(ctx.order)}
     q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
-    pct = {
-        c: "pct"
-        for c in (
-            "evidence complete",
-            "trajectory",
-            "reward file",
-            "verifier output",
-            "artifacts manifest",
-        )
-    }
-    out = SectionOutput([H.table(q, pct)])
+    out = SectionOutput(_quality_tables(q))
     mism = t.filter(pl.col("metrics_mismatch").is_not_null())
     if mism.height:
         out.append(

@@ -107,6 +107,16 @@ def test_data_quality_shows_times_outside_their_trial(tmp_path: Path) -> None:
     assert "Jobs without a recorded end (1)" in html and "unknown" in html
 
 
+def test_data_quality_names_checks_that_found_nothing_instead_of_zero_columns(
+    ctx: report.Context,
+) -> None:
+    html = report.data_quality(ctx).html()
+    note = html[html.index("No trial in any run has:") :].split("</p>")[0]
+    assert "token/cost mismatches" in note and "incomplete" in note
+    assert "<th>token/cost mismatches" not in html.replace('<th class="num">', "<th>")
+    assert "Share of trials with each kind of evidence" in html
+
+
 def test_data_quality_shows_zones_tokens_and_job_state_together(tmp_path: Path) -> None:
     """Issue 20 items 1, 5 and 8 in one load: each shows in the data-quality section."""
     import shutil
