@@ -125,7 +125,7 @@ def print_figures(cmp: Comparison) -> None:
 
 
 def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
-    """Evidence check, ship gate, regression guard and Lime's decision, with reasons."""
+    """Evidence check, ship gate, regression guard and the promotion decision, with reasons."""
     c = console()
     ev = cmp.evidence(min_shared_tasks)
     if not ev.meaningful:
@@ -144,7 +144,7 @@ def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
     for r in gate.reasons:
         c.print("  - " + safe(r))
     c.print(
-        f"[bold]regression guard[/bold] (trainerd): {guard.decision}  ({safe(guard.numbers())})"
+        f"[bold]regression guard[/bold]: {guard.decision}  ({safe(guard.numbers())})"
     )
     for r in guard.reasons:
         c.print("  - " + safe(r))
@@ -152,7 +152,7 @@ def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
     if why:
         c.print(safe(why))
     c.print(
-        f"[bold]decision[/bold] (Lime): [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]"
+        f"[bold]decision[/bold]: [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]"
     )
     for r in j["decisionReasons"]:
         c.print("  - " + safe(r))

@@ -119,7 +119,7 @@ def gate(ctx: Context) -> SectionOutput:
     )
     out.append(
         H.note(
-            f"Ship gate (SAGE): wins = tasks fixed ({g.wins}), losses = tasks broken ({g.losses}), "
+            f"Ship gate: wins = tasks fixed ({g.wins}), losses = tasks broken ({g.losses}), "
             f"A solved {g.a_solved} of {g.n_tasks} comparable tasks; net = wins − λ·losses = {g.net:g} (λ = {g.lam:g}); "
             f"one-sided binomial p = {g.p_value:.3g} (needs < α = {g.alpha:g}); breaks / A-solved = {g.rho:.1%} (cap τ = {g.tau:.0%}). "
             + (
@@ -129,7 +129,7 @@ def gate(ctx: Context) -> SectionOutput:
             )
         )
     )
-    out.append(H.note(f"Regression guard (trainerd): {guard.line()}."))
+    out.append(H.note(f"Regression guard: {guard.line()}."))
     if cmp.plan is not None:
         out.append(plan_block(cmp.plan))
     if not cmp.paired_tasks:
@@ -279,7 +279,7 @@ def tasks_changed(ctx: Context) -> SectionOutput:
 
 
 def config_diff(ctx: Context) -> SectionOutput:
-    """What changed between the two runs' Harbor configs (Lime's one-variable rule)."""
+    """What changed between the two runs' Harbor configs (the one-variable rule)."""
     miss = _no_pair(ctx)
     if miss:
         return miss
