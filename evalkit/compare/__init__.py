@@ -35,8 +35,8 @@ __all__ = [
     "evidence_bundle",
     "first_divergence",
     "guard_metrics",
-    "promotion_decision",
     "min_wins_to_ship",
+    "promotion_decision",
     "regression_guard",
     "ship_gate",
 ]
