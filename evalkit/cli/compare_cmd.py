@@ -143,17 +143,13 @@ def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
     c.print("  " + safe(gate.numbers()))
     for r in gate.reasons:
         c.print("  - " + safe(r))
-    c.print(
-        f"[bold]regression guard[/bold]: {guard.decision}  ({safe(guard.numbers())})"
-    )
+    c.print(f"[bold]regression guard[/bold]: {guard.decision}  ({safe(guard.numbers())})")
     for r in guard.reasons:
         c.print("  - " + safe(r))
     why = disagreement(cmp, gate.verdict, o.get("confidence", 0.95))
     if why:
         c.print(safe(why))
-    c.print(
-        f"[bold]decision[/bold]: [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]"
-    )
+    c.print(f"[bold]decision[/bold]: [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]")
     for r in j["decisionReasons"]:
         c.print("  - " + safe(r))
 
