@@ -9,7 +9,7 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.compare import compare, evidence_bundle
-from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
+from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement, figure_rows
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.section_output import SectionOutput
@@ -83,19 +83,9 @@ def badges(ctx: Context, cmp: Any) -> str:
 
 def figures_table(cmp: Any, keys: tuple[str, ...] | None = None) -> str:
     """The compared figures (evalkit.compare.headline): A, B, B − A and its interval."""
-    rows = [
-        {
-            "": f.label,
-            "A (baseline)": f.value_text(f.a),
-            "B (candidate)": f.value_text(f.b),
-            "B − A": f.delta_text(),
-            "interval": f.ci_text() or (f.note or ""),
-        }
-        for f in cmp.figures
-        if keys is None or f.key in keys
-    ]
-    right = {"A (baseline)": "right", "B (candidate)": "right", "B − A": "right"}
-    return H.table(pl.DataFrame(rows), right)
+    headers = ("", "A (baseline)", "B (candidate)", "B − A", "interval")
+    right = dict.fromkeys(headers[1:4], "right")
+    return H.table(figure_rows(cmp.figures, keys, headers), right)
 
 
 def gate(ctx: Context) -> SectionOutput:
