@@ -301,39 +301,36 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
             pl.col("cmd").str.contains(p["probe_regex"]).alias("_probe"),
         )
     )
+    first_probe = (
+        c.filter(pl.col("_probe"))
+        .group_by("trial_id", "traj")
+        .agg(pl.col("seq").min().alias("_pseq"), pl.col("step_index").min().alias("_pstep"))
+    )
+    return pl.concat(
+        [_unprobed_actions(ctx, c, first_probe, p), _assumption_messages(ctx, first_probe, p)],
+        how="vertical_relaxed",
+    )
+
+
+def _unprobed_actions(
+    ctx: Context, c: pl.DataFrame, first_probe: pl.DataFrame, p: dict[str, Any]
+) -> pl.DataFrame:
+    """The first platform-specific action of a (sub)trajectory with no probe before it: high
+    when a later output shows a platform mismatch, else low."""
     first_act = (
         c.filter(pl.col("_act"))
         .group_by("trial_id", "traj")
         .agg(pl.all().sort_by("seq").first())
         .select("trial_id", "traj", pl.col("seq").alias("_aseq"), "step_index", "cmd")
     )
-    first_probe = (
-        c.filter(pl.col("_probe"))
-        .group_by("trial_id", "traj")
-        .agg(pl.col("seq").min().alias("_pseq"))
+    a = first_act.join(
+        first_probe.select("trial_id", "traj", "_pseq"), on=["trial_id", "traj"], how="left"
+    ).filter(pl.col("_pseq").is_null() | (pl.col("_pseq") > pl.col("_aseq")))
+    a = a.join(
+        _platform_mismatches(ctx, a, p["mismatch_regex"]), on=["trial_id", "traj"], how="left"
     )
-    a = first_act.join(first_probe, on=["trial_id", "traj"], how="left").filter(
-        pl.col("_pseq").is_null() | (pl.col("_pseq") > pl.col("_aseq"))
-    )
-    mism = (
-        ctx.calls.select("trial_id", "traj", "seq", "step_index", "observation")
-        .join(a.select("trial_id", "traj", "_aseq"), on=["trial_id", "traj"])
-        .filter(pl.col("seq") >= pl.col("_aseq"))
-        .filter(
-            pl.col("observation").str.contains(any_of(_MISMATCH_HINTS)).fill_null(False)
-            if p["mismatch_regex"] == ARCH_MISMATCH  # prefilter valid for the default only
-            else pl.lit(True)
-        )
-        .filter(pl.col("observation").str.contains(p["mismatch_regex"]).fill_null(False))
-        .group_by("trial_id", "traj")
-        .agg(
-            pl.col("step_index").min().alias("_mstep"),
-            pl.col("observation").first().str.extract(p["mismatch_regex"], 1).alias("_mtext"),
-        )
-    )
-    a = a.join(mism, on=["trial_id", "traj"], how="left")
     hi = pl.col("_mstep").is_not_null()
-    acts = a.select(
+    return a.select(
         *finding_columns(
             pl.when(hi).then(pl.lit("high")).otherwise(pl.lit("low")),
             pl.when(hi).then(0.9).otherwise(0.5),
@@ -345,6 +342,33 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
             end=pl.coalesce("_mstep", "step_index"),
         )
     )
+
+
+def _platform_mismatches(ctx: Context, a: pl.DataFrame, rx: str) -> pl.DataFrame:
+    """Per (sub)trajectory, the first output at or after the action that shows a platform
+    mismatch: its step (_mstep) and text (_mtext)."""
+    return (
+        ctx.calls.select("trial_id", "traj", "seq", "step_index", "observation")
+        .join(a.select("trial_id", "traj", "_aseq"), on=["trial_id", "traj"])
+        .filter(pl.col("seq") >= pl.col("_aseq"))
+        .filter(
+            pl.col("observation").str.contains(any_of(_MISMATCH_HINTS)).fill_null(False)
+            if rx == ARCH_MISMATCH  # prefilter valid for the default only
+            else pl.lit(True)
+        )
+        .filter(pl.col("observation").str.contains(rx).fill_null(False))
+        .group_by("trial_id", "traj")
+        .agg(
+            pl.col("step_index").min().alias("_mstep"),
+            pl.col("observation").first().str.extract(rx, 1).alias("_mtext"),
+        )
+    )
+
+
+def _assumption_messages(
+    ctx: Context, first_probe: pl.DataFrame, p: dict[str, Any]
+) -> pl.DataFrame:
+    """A message saying it assumes the platform, with no probe before it (low)."""
     m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
     m = m.filter(
         pl.col("message").str.contains(any_of(["assum", "presumabl"], ignore_case=True))
@@ -352,16 +376,10 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
         else pl.lit(True)
     )
     m = m.filter(pl.col("message").str.contains(p["message_regex"]))
-    probes = first_probe.select("trial_id", "traj", "_pseq").join(
-        c.filter(pl.col("_probe"))
-        .group_by("trial_id", "traj")
-        .agg(pl.col("step_index").min().alias("_pstep")),
-        on=["trial_id", "traj"],
-    )
-    m = m.join(probes, on=["trial_id", "traj"], how="left").filter(
-        pl.col("_pstep").is_null() | (pl.col("_pstep") > pl.col("step_index"))
-    )
-    msgs = m.unique(["trial_id", "traj"], keep="first", maintain_order=True).select(
+    m = m.join(
+        first_probe.select("trial_id", "traj", "_pstep"), on=["trial_id", "traj"], how="left"
+    ).filter(pl.col("_pstep").is_null() | (pl.col("_pstep") > pl.col("step_index")))
+    return m.unique(["trial_id", "traj"], keep="first", maintain_order=True).select(
         *finding_columns(
             "low",
             0.4,
@@ -375,4 +393,3 @@ def architecture_assumption(ctx: Context) -> pl.DataFrame:
             ),
         )
     )
-    return pl.concat([acts, msgs], how="vertical_relaxed")
