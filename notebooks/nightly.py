@@ -73,12 +73,12 @@ report.runs_table(ctx)
 #
 # **A** is the baseline, **B** the candidate. Two gates decide, each with its reasons:
 #
-# - **Ship gate** (SAGE's statistical acceptance rule): a task is *fixed* when A did not pass it and B does,
+# - **Ship gate** (a statistical acceptance rule): a task is *fixed* when A did not pass it and B does,
 #   *broken* the other way round (with several attempts, a task passes when a strict majority of its attempts
 #   pass). It says **Ship it** only when the fixed tasks clearly outweigh the broken ones (net = fixed − λ·broken
 #   is positive and a one-sided binomial test is below α), **Don't ship** when B breaks more than τ of what A
 #   solved or the net is negative, and **Hold** otherwise: too few tasks changed to tell.
-# - **Regression guard** (trainerd's rule): *revert* on a pass-rate drop of more than 5 points, *flag* on
+# - **Regression guard** (fixed thresholds): *revert* on a pass-rate drop of more than 5 points, *flag* on
 #   +15 % cost or +20 % steps, else *merge*.
 #
 # The paired table compares A and B on the tasks both ran: the interval of B − A accounts for the attempts of

@@ -2,7 +2,8 @@
 
 Each command lives in its own module and only parses arguments, calls the library and
 formats the result (``cli/output.py``). The modules below add their commands to
-``evalkit.cli.app.app``; this is the one place that lists them.
+``evalkit.cli.app.app``; this is the one place that lists them, and where their
+docstrings become their help.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from evalkit.cli import (  # noqa: F401  (each module adds its commands to app)
     report_cmd,
     run_cmd,
 )
-from evalkit.cli.app import app, main
+from evalkit.cli.app import app, main, use_docstrings_as_help
+
+use_docstrings_as_help()
 
 __all__ = ["app", "main"]

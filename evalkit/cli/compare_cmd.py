@@ -26,7 +26,7 @@ from evalkit.cli.output import (
 from evalkit.compare import compare
 from evalkit.compare.bundle import evidence_bundle
 from evalkit.compare.core import CHECKSUMS, Comparison
-from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
+from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement, figure_rows
 from evalkit.compare.select import resolve_name
 from evalkit.stats.taskquality import flaky_task_names
 
@@ -111,21 +111,11 @@ def _g(obj: Any, name: str) -> Any:
 def print_figures(cmp: Comparison) -> None:
     """The shared headline figures (evalkit.compare.headline): sides, B - A and its CI, each
     in its own unit."""
-    rows = [
-        {
-            "figure": f.label,
-            "A": f.value_text(f.a),
-            "B": f.value_text(f.b),
-            "B - A": f.delta_text(),
-            "CI": f.ci_text() or (f.note or ""),
-        }
-        for f in cmp.figures
-    ]
-    emit(pl.DataFrame(rows), "table")
+    emit(figure_rows(cmp.figures), "table")
 
 
 def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
-    """Evidence check, ship gate, regression guard and Lime's decision, with reasons."""
+    """Evidence check, ship gate, regression guard and the promotion decision, with reasons."""
     c = console()
     ev = cmp.evidence(min_shared_tasks)
     if not ev.meaningful:
@@ -143,17 +133,13 @@ def print_verdicts(cmp: Comparison, min_shared_tasks: int) -> None:
     c.print("  " + safe(gate.numbers()))
     for r in gate.reasons:
         c.print("  - " + safe(r))
-    c.print(
-        f"[bold]regression guard[/bold] (trainerd): {guard.decision}  ({safe(guard.numbers())})"
-    )
+    c.print(f"[bold]regression guard[/bold]: {guard.decision}  ({safe(guard.numbers())})")
     for r in guard.reasons:
         c.print("  - " + safe(r))
     why = disagreement(cmp, gate.verdict, o.get("confidence", 0.95))
     if why:
         c.print(safe(why))
-    c.print(
-        f"[bold]decision[/bold] (Lime): [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]"
-    )
+    c.print(f"[bold]decision[/bold]: [{DECISION_STYLE.get(j['decision'], '')}]{j['decision']}[/]")
     for r in j["decisionReasons"]:
         c.print("  - " + safe(r))
 

@@ -18,10 +18,14 @@ def export_cmd(
     runs_dir: Path = RunsOpt,
     redact: bool = RedactOpt,
 ) -> None:
-    """Load the runs folder (trajectories and findings included) and write jobs, trials,
-    steps, tool calls, findings and load errors to DEST as Parquet, one file per frame and
-    job (DEST/<frame>/run=<run>/job_id=<id>/). Jobs already in DEST and unchanged are not
-    rewritten. Read it with evalkit.scan(DEST), DuckDB, Spark or Dask (docs/dataset.md)."""
+    """Export the runs folder to DEST as a Parquet dataset, one file per frame and job.
+
+    Loads the runs (trajectories and findings included) and writes jobs, trials, steps,
+    tool calls, findings and load errors under DEST/<frame>/run=<run>/job_id=<id>/. Jobs
+    already in DEST and unchanged are not rewritten.
+
+    Read it with evalkit.scan(DEST), DuckDB, Spark or Dask (docs/dataset.md).
+    """
     if not runs_dir.exists():
         console().print(f"[red]No such folder: {safe(runs_dir)}[/red]")
         raise typer.Exit(2)

@@ -39,9 +39,14 @@ def leaderboard_cmd(
         True, "--integrity/--no-integrity", help="Integrity counts (parses trajectories)."
     ),
 ) -> None:
-    """Rank every run over the tasks they all have: score with a task-clustered interval,
-    rank interval, P(rank 1), tier (1 = not separable from the leader, corrected for the
-    number of runs), P(on the cost frontier), integrity counts. docs/leaderboard.md."""
+    """Rank every run over the tasks they all have, with intervals and tiers.
+
+    Per run: score with a task-clustered interval, rank interval, P(rank 1), tier (1 = not
+    separable from the leader, corrected for the number of runs), P(on the cost frontier)
+    and integrity counts.
+
+    See docs/leaderboard.md.
+    """
     check_choice("--by", by, tuple(BY_COLUMNS))
     check_choice("--metric", metric, tuple(METRICS))
     check_choice("--format", fmt, FORMATS)

@@ -16,7 +16,7 @@ from evalkit.compare.core import Comparison, compare
 from evalkit.compare.divergence import Divergence, first_divergence
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP, GateResult, min_wins_to_ship, ship_gate
 from evalkit.compare.guard import GuardMetrics, GuardResult, guard_metrics, regression_guard
-from evalkit.compare.json_output import compare_json, lime_decision
+from evalkit.compare.json_output import compare_json, promotion_decision
 
 __all__ = [
     "DONT_SHIP",
@@ -35,8 +35,8 @@ __all__ = [
     "evidence_bundle",
     "first_divergence",
     "guard_metrics",
-    "lime_decision",
     "min_wins_to_ship",
+    "promotion_decision",
     "regression_guard",
     "ship_gate",
 ]

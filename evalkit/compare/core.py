@@ -289,13 +289,13 @@ class Comparison:
         )
 
     def regression_guard(self, **thresholds: float) -> GuardResult:
-        """trainerd's RegressionGuard with A as the baseline and B as the candidate."""
+        """The regression guard with A as the baseline and B as the candidate."""
         base, cand = self.guard_metrics()
         return regression_guard(base, cand, **thresholds)
 
     # -- outputs ---------------------------------------------------------------------------
     def to_json(self, **kwargs: Any) -> dict[str, Any]:
-        """compare.json (Lime's fields plus evalkit's): see evalkit/compare/json_output.py."""
+        """compare.json (fields, gates and decision): see evalkit/compare/json_output.py."""
         return compare_json(self, **kwargs)
 
     def config_diff(self) -> Any:

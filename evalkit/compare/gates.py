@@ -149,6 +149,78 @@ def _check_int(name: str, v: Any) -> int:
     return int(v)
 
 
+def _check_inputs(
+    wins: Any, losses: Any, a_solved: Any, lam: float, alpha: float, tau: float, n_tasks: Any
+) -> tuple[int, int, int, int | None]:
+    """The counts as whole numbers, checked against each other and the parameters' ranges."""
+    w = _check_int("wins", wins)
+    l_ = _check_int("losses", losses)
+    n = _check_int("a_solved", a_solved)
+    if l_ > n:
+        raise ValueError(f"losses ({l_}) cannot exceed a_solved ({n}): a loss is a task A solved")
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0, got {lam}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if not tau >= 0:
+        raise ValueError(f"tau must be >= 0, got {tau}")
+    if n_tasks is not None:
+        n_tasks = _check_int("n_tasks", n_tasks)
+        if w + n > n_tasks:
+            raise ValueError(f"wins + a_solved ({w + n}) cannot exceed n_tasks ({n_tasks})")
+    return w, l_, n, n_tasks
+
+
+def _verdict_reasons(
+    verdict: str, w: int, l_: int, n: int, lam: float, alpha: float, tau: float
+) -> list[str]:
+    """Why the gate says ``verdict``: the rules that fired, with their numbers."""
+    net = w - lam * l_
+    rho = l_ / n if n > 0 else 0.0
+    p = binom_upper_tail(w, l_, lam / (1 + lam))
+    reasons: list[str] = []
+    if rho > tau + TOL:
+        reasons.append(
+            f"breaks {l_} of A's {n} solved tasks = {100 * rho:.1f}% > tau {100 * tau:g}%"
+        )
+    if net < 0:
+        reasons.append(f"net = {w} - {lam:g} x {l_} = {net:g} < 0: B breaks more than it fixes")
+    if verdict == SHIP:
+        reasons.append(
+            f"net {net:g} > 0 and p = {p:.4g} < alpha {alpha:g}, breaks within tau "
+            f"({l_}/{n} <= {100 * tau:g}%)"
+        )
+    elif verdict == HOLD:
+        if w + l_ == 0:
+            reasons.append("no discordant tasks (no task fixed or broken): p = 1")
+        elif net == 0:
+            reasons.append(f"net = {w} - {lam:g} x {l_} = 0: fixes only pay for the breaks")
+        else:
+            reasons.append(f"net {net:g} > 0 but p = {p:.4g} >= alpha {alpha:g}")
+    return reasons
+
+
+def _ship_reachable(verdict: str, need: int | None, max_w: int | None) -> bool | None:
+    """Whether enough wins are possible at this size (None: size or the need unknown)."""
+    if max_w is None or (verdict != SHIP and need is None):
+        return None
+    return verdict == SHIP or need <= max_w
+
+
+def _wins_needed_reason(
+    need: int | None, l_: int, lam: float, alpha: float, max_w: int | None
+) -> str:
+    """What it would take to ship, and whether the tasks A did not solve allow it."""
+    if need is None:
+        return "no number of wins can ship: breaks already exceed tau"
+    msg = f"shipping needs >= {need} wins with {l_} loss(es) at lam={lam:g}, alpha={alpha:g}"
+    if max_w is not None:
+        msg += f"; {max_w} task(s) A did not solve" + (
+            "" if need <= max_w else ", so 'Ship it' is impossible at this size"
+        )
+    return msg
+
+
 def ship_gate(
     wins: int,
     losses: int,
@@ -172,65 +244,18 @@ def ship_gate(
             reachable at this size (wins can only come from the n_tasks - a_solved tasks A
             did not solve).
     """
-    w = _check_int("wins", wins)
-    l_ = _check_int("losses", losses)
-    n = _check_int("a_solved", a_solved)
-    if l_ > n:
-        raise ValueError(f"losses ({l_}) cannot exceed a_solved ({n}): a loss is a task A solved")
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0, got {lam}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if not tau >= 0:
-        raise ValueError(f"tau must be >= 0, got {tau}")
-    if n_tasks is not None:
-        n_tasks = _check_int("n_tasks", n_tasks)
-        if w + n > n_tasks:
-            raise ValueError(f"wins + a_solved ({w + n}) cannot exceed n_tasks ({n_tasks})")
-
+    w, l_, n, n_tasks = _check_inputs(wins, losses, a_solved, lam, alpha, tau, n_tasks)
     q = lam / (1 + lam)
     net = w - lam * l_
     rho = l_ / n if n > 0 else 0.0
     p = binom_upper_tail(w, l_, q)
     verdict = _verdict(w, l_, n, lam, alpha, tau)
     need = min_wins_to_ship(l_, n, lam, alpha, tau)
-
-    reasons: list[str] = []
-    if rho > tau + TOL:
-        reasons.append(
-            f"breaks {l_} of A's {n} solved tasks = {100 * rho:.1f}% > tau {100 * tau:g}%"
-        )
-    if net < 0:
-        reasons.append(f"net = {w} - {lam:g} x {l_} = {net:g} < 0: B breaks more than it fixes")
-    if verdict == SHIP:
-        reasons.append(
-            f"net {net:g} > 0 and p = {p:.4g} < alpha {alpha:g}, breaks within tau "
-            f"({l_}/{n} <= {100 * tau:g}%)"
-        )
-    elif verdict == HOLD:
-        if w + l_ == 0:
-            reasons.append("no discordant tasks (no task fixed or broken): p = 1")
-        elif net == 0:
-            reasons.append(f"net = {w} - {lam:g} x {l_} = 0: fixes only pay for the breaks")
-        else:
-            reasons.append(f"net {net:g} > 0 but p = {p:.4g} >= alpha {alpha:g}")
+    reasons = _verdict_reasons(verdict, w, l_, n, lam, alpha, tau)
     max_w = None if n_tasks is None else n_tasks - n
-    reachable = None
+    reachable = _ship_reachable(verdict, need, max_w)
     if verdict != SHIP:
-        if need is None:
-            reasons.append("no number of wins can ship: breaks already exceed tau")
-        else:
-            msg = (
-                f"shipping needs >= {need} wins with {l_} loss(es) at lam={lam:g}, alpha={alpha:g}"
-            )
-            if max_w is not None:
-                reachable = need <= max_w
-                msg += f"; {max_w} task(s) A did not solve" + (
-                    "" if reachable else ", so 'Ship it' is impossible at this size"
-                )
-            reasons.append(msg)
-    elif max_w is not None:
-        reachable = True
+        reasons.append(_wins_needed_reason(need, l_, lam, alpha, max_w))
     return GateResult(
         verdict=verdict,
         wins=w,

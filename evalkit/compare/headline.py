@@ -211,6 +211,25 @@ def headline(cmp: Comparison) -> list[Figure]:
     return out
 
 
+#: Column headers of :func:`figure_rows`: label, side A, side B, difference, interval.
+FIGURE_HEADERS = ("figure", "A", "B", "B - A", "CI")
+
+
+def figure_rows(
+    figures: list[Figure],
+    keys: tuple[str, ...] | None = None,
+    headers: tuple[str, str, str, str, str] = FIGURE_HEADERS,
+) -> pl.DataFrame:
+    """The figures as text, one row per figure (those named in ``keys``, or all): label, A,
+    B, B - A and its interval (or why there is none), under ``headers``."""
+    rows = [
+        (f.label, f.value_text(f.a), f.value_text(f.b), f.delta_text(), f.ci_text() or f.note or "")
+        for f in figures
+        if keys is None or f.key in keys
+    ]
+    return pl.DataFrame(rows, schema=dict.fromkeys(headers, pl.String), orient="row")
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Whether a comparison means anything: ``meaningful`` and, when not, ``reasons``."""

@@ -1,6 +1,7 @@
-"""compare.json: Lime Agent-QC's comparison fields, the gates, and a decision in Lime's words.
+"""compare.json: the comparison fields, the gates, and a promotion decision with its reasons.
 
-Lime (limecloud/agentqc, docs/en/authoring/benchmark-and-hill-climbing.md) asks compare.json
+The field names and decision vocabulary follow Lime Agent-QC (limecloud/agentqc,
+docs/en/authoring/benchmark-and-hill-climbing.md), which asks compare.json
 for at least meanRewardDelta, timeoutRateDelta, evidenceCompletenessDelta,
 p0QcGateRegressionCount, costPerPassDelta and a decision in
 {promote, promote-with-monitoring, hold, revert, blocked, needs-review}, with the acceptance
@@ -22,14 +23,14 @@ fractions (0.02 = 2 points). Definitions:
 * costPerPassDelta: total cost / passing attempts; null when a cost is unknown on either
   side or a side has no pass (never 0 for unknown);
 * p0QcGateRegressionCount: Harbor has no P0 QC gates; evalkit counts the broken tasks (A
-  passed, B did not; per-task strict majority), Lime's "regression scenarios".
+  passed, B did not; per-task strict majority), the "regression scenarios".
 
 Decision (first rule that applies; ``decisionReasons`` lists every rule that fired):
 
 1. blocked: no comparable task; hold: no meaningful comparison (fewer comparable tasks
    than ``min_shared_tasks``, or a pass-rate interval that cannot tell a large drop from a
    large gain: ``evalkit.compare.headline.evidence``);
-2. revert: ship gate "Don't ship" (breaks over tau or net < 0), or RegressionGuard "revert"
+2. revert: ship gate "Don't ship" (breaks over tau or net < 0), or the regression guard "revert"
    (pass rate down more than 5 points);
 3. hold: |meanRewardDelta| < 0.02 with one attempt per task on a side: more trials or
    pass@k are needed before deciding;
@@ -38,7 +39,7 @@ Decision (first rule that applies; ``decisionReasons`` lists every rule that fir
    trial lacks complete evidence;
 6. hold: no reward improvement (delta 0), timeout rate rose, cost per pass over
    ``cost_per_pass_budget`` (USD, when given), or the ship gate holds (not enough evidence);
-7. promote-with-monitoring: RegressionGuard flags a cost (+15 %) or step (+20 %) rise;
+7. promote-with-monitoring: the regression guard flags a cost (+15 %) or step (+20 %) rise;
 8. promote.
 """
 
@@ -71,7 +72,7 @@ def _delta(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else b - a
 
 
-def lime_decision(
+def promotion_decision(
     *,
     n_paired: int,
     mean_reward_delta: float | None,
@@ -99,7 +100,7 @@ def lime_decision(
     if gate_verdict == DONT_SHIP:
         fired.append((2, "revert", "ship gate: Don't ship"))
     if guard_decision == "revert":
-        fired.append((2, "revert", "RegressionGuard: revert (pass rate fell more than 5 points)"))
+        fired.append((2, "revert", "regression guard: revert (pass rate fell more than 5 points)"))
     mrd = mean_reward_delta
     if abs(mrd) < noise_points - TOL and (min_attempts or 0) < 2:
         fired.append(
@@ -143,7 +144,7 @@ def lime_decision(
     if gate_verdict == HOLD:
         fired.append((6, "hold", "ship gate: Hold (not enough evidence)"))
     if guard_decision == "flag":
-        fired.append((7, "promote-with-monitoring", "RegressionGuard: flag (cost or steps rose)"))
+        fired.append((7, "promote-with-monitoring", "regression guard: flag (cost or steps rose)"))
     if not fired:
         return "promote", ["reward improved, no regression, enough evidence (ship gate: Ship it)"]
     fired.sort(key=lambda x: x[0])
@@ -233,7 +234,7 @@ def compare_json(
     min_attempts = min(mins) if mins else None
     d = _side_deltas(a, b)
     ev = cmp.evidence(min_shared_tasks, large_effect)
-    decision, reasons = lime_decision(
+    decision, reasons = promotion_decision(
         n_paired=a["n_tasks"],
         mean_reward_delta=d["meanRewardDelta"],
         timeout_rate_delta=d["timeoutRateDelta"],

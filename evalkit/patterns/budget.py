@@ -29,108 +29,113 @@ def context_exhaustion(ctx: Context) -> pl.DataFrame:
     (a summarisation sub-trajectory or a system note). One finding per trial, the strongest.
     """
     p = ctx.params("context_exhaustion")
-    rx = p["context_regex"]
-    last = _last_steps(ctx)
-    parts: list[pl.DataFrame] = []
-    t = ctx.trial_info.filter(
-        pl.col("exception_type").is_in(list(p["exceptions"])).fill_null(False)
-        | pl.col("exception_message").str.contains(rx).fill_null(False)
-    ).join(last, on="trial_id", how="left")
-    parts.append(
-        t.select(
-            *finding_columns(
-                "high",
-                0.95,
-                pl.format(
-                    "{}: {}",
-                    "exception_type",
-                    ctx.snippet(pl.col("exception_message").fill_null("")),
-                ),
-                start="_last",
-            ),
-            pl.lit(0).alias("_rank"),
-        )
+    grp = f"({p['context_regex']})"
+    later = _steps_after_first_agent_step(ctx)
+    parts = [
+        _context_exceptions(ctx, p["exceptions"], p["context_regex"]),
+        _context_messages(ctx, later, grp),
+        _context_tool_errors(ctx, grp),
+        _near_context_limit(ctx, p["context_limit"], p["limit_share"]),
+        _condensed_history(ctx, later, p["condense_regex"]),
+    ]
+    out = pl.concat(
+        [x.select(*_OUT, "_rank") for x in parts if x is not None], how="vertical_relaxed"
     )
-    # the prompts before the agent's first step describe the agent, they are not events
+    return (
+        out.sort("_rank", "step_start")
+        .unique("trial_id", keep="first", maintain_order=True)
+        .drop("_rank")
+    )
+
+
+def _context_exceptions(ctx: Context, exceptions: Any, rx: str) -> pl.DataFrame:
+    """Trials that ended on a context-length exception (rank 0)."""
+    t = ctx.trial_info.filter(
+        pl.col("exception_type").is_in(list(exceptions)).fill_null(False)
+        | pl.col("exception_message").str.contains(rx).fill_null(False)
+    ).join(_last_steps(ctx), on="trial_id", how="left")
+    return t.select(
+        *finding_columns(
+            "high",
+            0.95,
+            pl.format(
+                "{}: {}",
+                "exception_type",
+                ctx.snippet(pl.col("exception_message").fill_null("")),
+            ),
+            start="_last",
+        ),
+        pl.lit(0).alias("_rank"),
+    )
+
+
+def _steps_after_first_agent_step(ctx: Context) -> pl.DataFrame:
+    """Non-agent steps and steps with an observation, after the agent's first step (the
+    prompts before it describe the agent, they are not events)."""
     first = (
         ctx.steps.filter(pl.col("source") == "agent")
         .group_by("trial_id")
         .agg(pl.col("step_index").min().alias("_first"))
     )
     cand = (pl.col("source") != "agent") | pl.col("observation").is_not_null()
-    s = (
+    return (
         ctx.steps.filter(cand)
         .join(first, on="trial_id", how="left")
         .filter(pl.col("step_index") > pl.col("_first").fill_null(-1))
     )
+
+
+def _context_messages(ctx: Context, later: pl.DataFrame, grp: str) -> pl.DataFrame:
+    """A context-limit message in a system / user message or a step observation (rank 1)."""
     text = pl.when(pl.col("source") != "agent").then(pl.col("message"))
-    grp = f"({rx})"
-    hit = s.with_columns(
+    hit = later.with_columns(
         pl.coalesce(text.str.extract(grp, 1), pl.col("observation").str.extract(grp, 1)).alias("_m")
     ).filter(pl.col("_m").is_not_null())
-    parts.append(
-        _first(hit, "high", 0.9, pl.format("context limit: {}", ctx.snippet(pl.col("_m"))), 1)
-    )
+    return _first(hit, "high", 0.9, pl.format("context limit: {}", ctx.snippet(pl.col("_m"))), 1)
+
+
+def _context_tool_errors(ctx: Context, grp: str) -> pl.DataFrame:
+    """A context-limit message in a failing tool call's output (rank 1)."""
     e = (
         ctx.calls.select("trial_id", "step_index", "observation", "err")
         .filter(pl.col("err"))
         .with_columns(pl.col("observation").str.slice(0, 20000).str.extract(grp, 1).alias("_m"))
         .filter(pl.col("_m").is_not_null())
     )
-    parts.append(
-        _first(
-            e,
-            "high",
-            0.9,
-            pl.format("context limit in tool output: {}", ctx.snippet(pl.col("_m"))),
-            1,
-        )
+    ev = pl.format("context limit in tool output: {}", ctx.snippet(pl.col("_m")))
+    return _first(e, "high", 0.9, ev, 1)
+
+
+def _near_context_limit(ctx: Context, limit: Any, share: float) -> pl.DataFrame | None:
+    """A prompt of at least ``share`` of the configured context limit (rank 2; None when no
+    limit is configured)."""
+    if not limit:
+        return None
+    if isinstance(limit, dict):
+        lim = pl.col("model_name").replace_strict(limit, default=None, return_dtype=pl.Float64)
+    else:
+        lim = pl.lit(float(limit))
+    big = ctx.steps.filter(pl.col("prompt_tokens") >= share * lim)
+    ev = pl.format(
+        "prompt_tokens {} >= {}% of the context limit", "prompt_tokens", pl.lit(int(share * 100))
     )
-    limit: Any = p["context_limit"]
-    if limit:
-        if isinstance(limit, dict):
-            lim = pl.col("model_name").replace_strict(limit, default=None, return_dtype=pl.Float64)
-        else:
-            lim = pl.lit(float(limit))
-        big = ctx.steps.filter(pl.col("prompt_tokens") >= p["limit_share"] * lim)
-        parts.append(
-            _first(
-                big,
-                "medium",
-                0.8,
-                pl.format(
-                    "prompt_tokens {} >= {}% of the context limit",
-                    "prompt_tokens",
-                    pl.lit(int(p["limit_share"] * 100)),
-                ),
-                2,
-            )
-        )
-    cond = s.filter(
+    return _first(big, "medium", 0.8, ev, 2)
+
+
+def _condensed_history(ctx: Context, later: pl.DataFrame, condense_regex: str) -> pl.DataFrame:
+    """The history was summarised / compacted / condensed (rank 3)."""
+    cond = later.filter(
         pl.col("traj").str.contains(r"(?i)summar|compact|condens")
         | (
             (pl.col("source") != "agent")
-            & pl.col("message").str.contains(p["condense_regex"]).fill_null(False)
+            & pl.col("message").str.contains(condense_regex).fill_null(False)
         )
     )
-    parts.append(
-        _first(
-            cond,
-            "low",
-            0.6,
-            pl.format(
-                "history summarised / compacted: {}",
-                ctx.snippet(pl.coalesce(pl.col("message"), pl.col("traj"))),
-            ),
-            3,
-        )
+    ev = pl.format(
+        "history summarised / compacted: {}",
+        ctx.snippet(pl.coalesce(pl.col("message"), pl.col("traj"))),
     )
-    out = pl.concat([x.select(*_OUT, "_rank") for x in parts], how="vertical_relaxed")
-    return (
-        out.sort("_rank", "step_start")
-        .unique("trial_id", keep="first", maintain_order=True)
-        .drop("_rank")
-    )
+    return _first(cond, "low", 0.6, ev, 3)
 
 
 def _first(df: pl.DataFrame, sev: str, conf: float, ev: pl.Expr, rank: int) -> pl.DataFrame:

@@ -9,7 +9,7 @@ import polars as pl
 
 from evalkit import charts
 from evalkit.compare import compare, evidence_bundle
-from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement
+from evalkit.compare.headline import MIN_SHARED_TASKS, disagreement, figure_rows
 from evalkit.report import html as H
 from evalkit.report.context import Context
 from evalkit.report.section_output import SectionOutput
@@ -83,19 +83,9 @@ def badges(ctx: Context, cmp: Any) -> str:
 
 def figures_table(cmp: Any, keys: tuple[str, ...] | None = None) -> str:
     """The compared figures (evalkit.compare.headline): A, B, B − A and its interval."""
-    rows = [
-        {
-            "": f.label,
-            "A (baseline)": f.value_text(f.a),
-            "B (candidate)": f.value_text(f.b),
-            "B − A": f.delta_text(),
-            "interval": f.ci_text() or (f.note or ""),
-        }
-        for f in cmp.figures
-        if keys is None or f.key in keys
-    ]
-    right = {"A (baseline)": "right", "B (candidate)": "right", "B − A": "right"}
-    return H.table(pl.DataFrame(rows), right)
+    headers = ("", "A (baseline)", "B (candidate)", "B − A", "interval")
+    right = dict.fromkeys(headers[1:4], "right")
+    return H.table(figure_rows(cmp.figures, keys, headers), right)
 
 
 def gate(ctx: Context) -> SectionOutput:
@@ -119,7 +109,7 @@ def gate(ctx: Context) -> SectionOutput:
     )
     out.append(
         H.note(
-            f"Ship gate (SAGE): wins = tasks fixed ({g.wins}), losses = tasks broken ({g.losses}), "
+            f"Ship gate: wins = tasks fixed ({g.wins}), losses = tasks broken ({g.losses}), "
             f"A solved {g.a_solved} of {g.n_tasks} comparable tasks; net = wins − λ·losses = {g.net:g} (λ = {g.lam:g}); "
             f"one-sided binomial p = {g.p_value:.3g} (needs < α = {g.alpha:g}); breaks / A-solved = {g.rho:.1%} (cap τ = {g.tau:.0%}). "
             + (
@@ -129,7 +119,7 @@ def gate(ctx: Context) -> SectionOutput:
             )
         )
     )
-    out.append(H.note(f"Regression guard (trainerd): {guard.line()}."))
+    out.append(H.note(f"Regression guard: {guard.line()}."))
     if cmp.plan is not None:
         out.append(plan_block(cmp.plan))
     if not cmp.paired_tasks:
@@ -279,7 +269,7 @@ def tasks_changed(ctx: Context) -> SectionOutput:
 
 
 def config_diff(ctx: Context) -> SectionOutput:
-    """What changed between the two runs' Harbor configs (Lime's one-variable rule)."""
+    """What changed between the two runs' Harbor configs (the one-variable rule)."""
     miss = _no_pair(ctx)
     if miss:
         return miss

@@ -1,4 +1,4 @@
-"""summary.json: compare.json of the compared pair (Lime's fields plus evalkit's) with what
+"""summary.json: compare.json of the compared pair with what
 the report was about under ``"report"``."""
 
 from __future__ import annotations

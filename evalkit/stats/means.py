@@ -43,43 +43,70 @@ def clustered_mean_ci(
     est = normalize_estimand(estimand)
     tot, kk = as_task_arrays(totals, attempts)
     sq = np.broadcast_to(np.asarray(sq_totals, dtype=float), tot.shape)
-    present = kk > 0
-    n_tasks = present.sum(axis=-1).astype(float)
     big_n = kk.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = tot.sum(axis=-1) / big_n
         # iid variance of the mean: sample variance of all trials (ddof 1) / N
         var_iid = np.maximum(sq.sum(axis=-1) - big_n * m**2, 0.0) / (big_n - 1.0) / big_n
-    qhi = 0.5 + confidence / 2.0
     if est == "same_tasks":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            kd = np.where(present, kk, 1.0)
-            within_ss = np.where(present, sq - tot**2 / kd, 0.0)
-            within_ss = np.maximum(within_ss, 0.0)
-            dof = np.where(present, kk - 1.0, 0.0).sum(axis=-1)
-            pooled = within_ss.sum(axis=-1) / dof
-            s2 = np.where(kk > 1, within_ss / np.where(kk > 1, kk - 1.0, 1.0), pooled[..., None])
-            var = (np.where(present, kk * s2, 0.0)).sum(axis=-1) / big_n**2
-            t = stats.t.ppf(qhi, np.where(dof > 0, dof, np.nan))
-            deff = var / var_iid  # NaN when every reward is equal (var_iid 0), as below
-        half = t * np.sqrt(var)
-        return IntervalArrays(
-            estimate=m,
-            low=m - half,
-            high=m + half,
-            se=np.sqrt(var),
-            n_eff=np.full_like(m, np.nan),
-            deff=deff,
-            fallback=np.zeros_like(m, dtype=bool),
-            label="stratified-t",
-            fallback_label="stratified-t",
-        )
+        return _same_tasks_interval(tot, sq, kk, m, var_iid, confidence)
+    return _new_tasks_interval(tot, kk, m, var_iid, confidence, method, n_resamples, seed)
+
+
+def _same_tasks_interval(
+    tot: np.ndarray,
+    sq: np.ndarray,
+    kk: np.ndarray,
+    m: np.ndarray,
+    var_iid: np.ndarray,
+    confidence: float,
+) -> IntervalArrays:
+    """Stratified t interval from the within-task variances (estimand ``same_tasks``)."""
+    present = kk > 0
+    big_n = kk.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        v_cl = cluster_ratio_variance(tot, kk, m, present, n_tasks, big_n)
+        kd = np.where(present, kk, 1.0)
+        within_ss = np.where(present, sq - tot**2 / kd, 0.0)
+        within_ss = np.maximum(within_ss, 0.0)
+        dof = np.where(present, kk - 1.0, 0.0).sum(axis=-1)
+        pooled = within_ss.sum(axis=-1) / dof
+        s2 = np.where(kk > 1, within_ss / np.where(kk > 1, kk - 1.0, 1.0), pooled[..., None])
+        var = (np.where(present, kk * s2, 0.0)).sum(axis=-1) / big_n**2
+        t = stats.t.ppf(0.5 + confidence / 2.0, np.where(dof > 0, dof, np.nan))
+        deff = var / var_iid  # NaN when every reward is equal (var_iid 0), as below
+    half = t * np.sqrt(var)
+    return IntervalArrays(
+        estimate=m,
+        low=m - half,
+        high=m + half,
+        se=np.sqrt(var),
+        n_eff=np.full_like(m, np.nan),
+        deff=deff,
+        fallback=np.zeros_like(m, dtype=bool),
+        label="stratified-t",
+        fallback_label="stratified-t",
+    )
+
+
+def _new_tasks_interval(
+    tot: np.ndarray,
+    kk: np.ndarray,
+    m: np.ndarray,
+    var_iid: np.ndarray,
+    confidence: float,
+    method: str,
+    n_resamples: int,
+    seed: int | None,
+) -> IntervalArrays:
+    """Cluster-t or cluster-bootstrap interval over tasks (estimand ``new_tasks``)."""
+    present = kk > 0
+    n_tasks = present.sum(axis=-1).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v_cl = cluster_ratio_variance(tot, kk, m, present, n_tasks, kk.sum(axis=-1))
         deff = v_cl / var_iid
     mkey = str(method).strip().lower().replace("_", "-")
     if mkey in ("auto", "cluster-t"):
-        t = stats.t.ppf(qhi, np.maximum(n_tasks - 1.0, 1.0))
+        t = stats.t.ppf(0.5 + confidence / 2.0, np.maximum(n_tasks - 1.0, 1.0))
         half = t * np.sqrt(v_cl)
         lo, hi, label = m - half, m + half, "cluster-t"
     elif mkey == "cluster-bootstrap":

@@ -162,13 +162,7 @@ def paired(
       seed). Type-I error <= alpha by construction; measured in docs/coverage.md.
     * McNemar exact and mid-p when every common task has exactly one attempt in each run and all
       rewards are 0/1/null (then p_value equals the McNemar exact p).
-    * tasks: one row per common task, plus the one-sided tasks with side "a_only"/"b_only":
-      task, side, n_a, n_b, pass_a, pass_b, mean_a, mean_b, diff, test, p_value, p_bh, p_holm,
-      min_p, prob_b_better. Per-task p-values: Fisher exact (binary rewards) or Welch t
-      (fractional), adjusted across tasks by Benjamini-Hochberg (p_bh) and Holm (p_holm). They
-      are descriptive: with few attempts a single task can rarely or never reach significance
-      (min_p: the smallest p the attempt counts allow; 0.10 at 3 vs 3). prob_b_better:
-      P(p_B > p_A) under uniform Beta priors (binary rewards).
+    * tasks: one row per task with per-task tests (:func:`evalkit.stats.pertask.task_frame`).
     """
     if metric not in ("reward", "pass"):
         raise ValueError("metric must be 'reward' or 'pass'")
@@ -180,7 +174,6 @@ def paired(
     ma = sc.sa / sc.ka if n else np.array([])
     mb = sc.sb / sc.kb if n else np.array([])
     d = mb - ma
-    nan = math.nan
     ci_low, ci_high, p_value, exact, ci_fallback = paired_core(
         d,
         confidence=confidence,
@@ -194,10 +187,6 @@ def paired(
     return PairedResult(
         a=a,
         b=b,
-        n_tasks=n,
-        mean_a=float(ma.mean()) if n else nan,
-        mean_b=float(mb.mean()) if n else nan,
-        diff=float(d.mean()) if n else nan,
         ci_low=ci_low,
         ci_high=ci_high,
         p_value=p_value,
@@ -215,14 +204,27 @@ def paired(
         estimand="new_tasks",
         n_a_only=a_only.height,
         n_b_only=b_only.height,
-        n_b_better=int(np.sum(d > 0)),
-        n_a_better=int(np.sum(d < 0)),
-        n_tied=int(np.sum(d == 0)),
-        attempts_a=(int(sc.ka.min()), int(sc.ka.max())) if n else (0, 0),
-        attempts_b=(int(sc.kb.min()), int(sc.kb.max())) if n else (0, 0),
         mde=_mde(sc, confidence),
         tasks=task_frame(both, a_only, b_only, task, sc.binary, metric, ma, mb),
+        **_side_counts(sc, ma, mb),
     )
+
+
+def _side_counts(sc: _TaskScores, ma: np.ndarray, mb: np.ndarray) -> dict[str, Any]:
+    """Means per side, their difference, which side did better per task, attempts per task."""
+    n = int(sc.ka.size)
+    d = mb - ma
+    return {
+        "n_tasks": n,
+        "mean_a": float(ma.mean()) if n else math.nan,
+        "mean_b": float(mb.mean()) if n else math.nan,
+        "diff": float(d.mean()) if n else math.nan,
+        "n_b_better": int(np.sum(d > 0)),
+        "n_a_better": int(np.sum(d < 0)),
+        "n_tied": int(np.sum(d == 0)),
+        "attempts_a": (int(sc.ka.min()), int(sc.ka.max())) if n else (0, 0),
+        "attempts_b": (int(sc.kb.min()), int(sc.kb.max())) if n else (0, 0),
+    }
 
 
 def _common_tasks(

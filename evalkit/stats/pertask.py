@@ -40,7 +40,16 @@ def task_frame(
     ma: np.ndarray,
     mb: np.ndarray,
 ) -> pl.DataFrame:
-    """The per-task frame of :func:`~evalkit.stats.paired.paired` (see its docstring)."""
+    """The per-task frame of :func:`~evalkit.stats.paired.paired`.
+
+    One row per common task, plus the one-sided tasks with side "a_only"/"b_only": task,
+    side, n_a, n_b, pass_a, pass_b, mean_a, mean_b, diff, test, p_value, p_bh, p_holm, min_p,
+    prob_b_better. Per-task p-values: Fisher exact (binary rewards) or Welch t (fractional),
+    adjusted across tasks by Benjamini-Hochberg (p_bh) and Holm (p_holm). They are
+    descriptive: with few attempts a single task can rarely or never reach significance
+    (min_p: the smallest p the attempt counts allow; 0.10 at 3 vs 3). prob_b_better:
+    P(p_B > p_A) under uniform Beta priors (binary rewards).
+    """
     schema = {task: both.schema[task] if task in both.schema else pl.String(), **SCHEMA}
     shared = both.select(
         pl.col(task),

@@ -4,6 +4,7 @@ columns, and the task-version flag."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -114,3 +115,20 @@ def test_compare_runs_on_the_real_fixture_folder():
             "openclaw-gateway__claude-sonnet-4-6__persistent-r", "--runs", str(HARBOR), "--no-steps")  # fmt: skip
     assert r.exit_code == 0, r.output
     assert "-> openclaw-gateway__claude-sonnet-4-6__persistent-runtime-tasks" in r.stderr
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_every_command_help_rewraps_to_the_terminal(width):
+    """No paragraph of any command's help keeps the docstring's line breaks: a line of the
+    description is followed by another of the same paragraph only when the next word would
+    not have fitted on it."""
+    names = [c.name or c.callback.__name__ for c in app.registered_commands]
+    assert len(names) >= 12
+    for name in names:
+        r = run(name, "--help", env={"COLUMNS": str(width), "TERM": "dumb"}, terminal_width=width)
+        assert r.exit_code == 0, name
+        lines = r.output.splitlines()
+        head = [x.rstrip() for x in lines[: next(i for i, x in enumerate(lines) if "╭" in x)]]
+        for x, nxt in itertools.pairwise(head[3:]):
+            if x and nxt:
+                assert len(x) + len(nxt.split()[0]) + 1 > width - 2, (name, x)

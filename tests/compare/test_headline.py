@@ -9,7 +9,7 @@ import pytest
 
 import evalkit
 from evalkit.compare import compare, regression_guard
-from evalkit.compare.headline import Figure, checksum_reason, disagreement
+from evalkit.compare.headline import Figure, checksum_reason, disagreement, figure_rows
 from evalkit.stats.paired import paired_core
 from tests.conftest import OPENCLAW
 
@@ -75,6 +75,28 @@ def test_figures_match_the_paired_statistics():
     # compare.json carries the same figures, text included
     j = c.to_json()
     assert [h["line"] for h in j["headline"]] == [f.line() for f in c.figures]
+
+
+def test_figure_rows_are_the_figures_text_under_the_given_headers():
+    t = trials(8, 0.5, 0.5).with_columns(
+        pl.when(pl.col("run") == "b").then(None).otherwise(pl.col("cost_usd")).alias("cost_usd")
+    )
+    c = compare(t, "a", "b")
+    rows = figure_rows(c.figures)
+    assert rows.columns == ["figure", "A", "B", "B - A", "CI"]
+    assert rows.height == len(c.figures)
+    cost = rows.row(2, named=True)
+    assert cost == {
+        "figure": "cost / attempt",
+        "A": fig(c, "cost_per_attempt").value_text(fig(c, "cost_per_attempt").a),
+        "B": "unknown",
+        "B - A": "not compared",
+        "CI": "unknown on a side",
+    }
+    some = figure_rows(c.figures, ("pass_rate", "duration_s"), ("", "a", "b", "d", "ci"))
+    assert some.columns == ["", "a", "b", "d", "ci"]
+    assert some[""].to_list() == ["pass rate", "time / attempt"]
+    assert some["ci"][0] == fig(c, "pass_rate").ci_text()
 
 
 def test_unknown_cost_is_not_compared():

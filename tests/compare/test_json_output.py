@@ -7,7 +7,7 @@ import json
 import polars as pl
 import pytest
 
-from evalkit.compare import compare, lime_decision
+from evalkit.compare import compare, promotion_decision
 from evalkit.compare.gates import DONT_SHIP, HOLD, SHIP
 from evalkit.compare.json_output import DECISIONS
 from tests.conftest import FIXTURES
@@ -27,7 +27,7 @@ def decide(**kw):
         "guard_decision": "merge",
     }
     base.update(kw)
-    return lime_decision(**base)
+    return promotion_decision(**base)
 
 
 def test_vocabulary_is_limes_schema_enum():

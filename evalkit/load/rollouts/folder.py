@@ -24,7 +24,7 @@ from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.rollouts.convert import Converted, convert
 from evalkit.load.rollouts.events import looks_like_rollout_file, read_rollout_file
 from evalkit.load.rollouts.results import join_results, outcome_exprs, read_results_jsonl
-from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS
+from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS, as_columns
 from evalkit.load.steps.frames import calls_frame, parse_timestamps, steps_frame
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
@@ -252,22 +252,14 @@ def _trials(convs: list[Converted]) -> pl.DataFrame:
 
 def _steps(convs: list[Converted]) -> pl.DataFrame:
     rows = [r for c in convs for r in c.steps]
-    cols = (
-        dict(zip(STEP_FIELDS, zip(*rows, strict=False), strict=True))
-        if rows
-        else {f: [] for f in STEP_FIELDS}
-    )
+    cols = as_columns(rows, STEP_FIELDS)
     retries = [r for c in convs for r in c.step_retries]
     return steps_frame(cols).with_columns(pl.Series("llm_retries", retries, dtype=pl.Int64))
 
 
 def _calls(convs: list[Converted]) -> pl.DataFrame:
     rows = [r for c in convs for r in c.calls]
-    cols = (
-        dict(zip(CALL_FIELDS, zip(*rows, strict=False), strict=True))
-        if rows
-        else {f: [] for f in CALL_FIELDS}
-    )
+    cols = as_columns(rows, CALL_FIELDS)
     durs = [d for c in convs for d in c.call_durations]
     return calls_frame(cols).with_columns(pl.Series("duration_ms", durs, dtype=pl.Float64))
 

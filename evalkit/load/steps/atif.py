@@ -40,6 +40,13 @@ _EMPTY: dict = {}  # shared read-only default
 _NO_METRICS = Metrics()
 
 
+def as_columns(rows: list[tuple], fields: tuple[str, ...]) -> dict[str, list | tuple]:
+    """Row tuples in ``fields`` order as one sequence per field (empty lists for no rows)."""
+    if not rows:
+        return {f: [] for f in fields}
+    return dict(zip(fields, zip(*rows, strict=True), strict=True))
+
+
 class Acc:
     """Accumulator: step columns as lists (extended per document with list comprehensions)
     and tool calls as row tuples (one append each, transposed in C by ``zip(*rows)``)."""
@@ -63,9 +70,7 @@ class Acc:
         return self.steps
 
     def call_columns(self) -> dict[str, list | tuple]:
-        if not self.calls:
-            return {f: [] for f in CALL_FIELDS}
-        return dict(zip(CALL_FIELDS, zip(*self.calls, strict=True), strict=True))
+        return as_columns(self.calls, CALL_FIELDS)
 
 
 @dataclass

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from evalkit.load.steps import read_trajectory
-from tests.load_steps.steps_helpers import atif_doc, write_json
+from tests.load.steps.steps_helpers import atif_doc, write_json
 
 
 def _read(tmp_path, doc, name="trajectory.json", **files):

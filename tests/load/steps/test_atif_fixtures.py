@@ -13,7 +13,7 @@ import pytest
 
 from evalkit.load.steps import read_trajectory
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
-from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE
+from tests.load.steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE
 
 ALL_JSON = sorted(p for p in ATIF.rglob("*.json") if "native" not in p.parts)
 

@@ -13,7 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.deadline import with_deadline
-from tests.load_steps.golden_corpus import build_case, cases, frames_of, read_golden, run_case
+from tests.load.steps.golden_corpus import build_case, cases, frames_of, read_golden, run_case
 
 CASES = cases()
 DEADLINE_S = 120  # a hang (FIFO, symlink loop) fails instead of blocking the suite

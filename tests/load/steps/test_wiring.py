@@ -10,7 +10,7 @@ import polars as pl
 
 import evalkit
 
-TESTS = Path(__file__).parents[1]
+TESTS = Path(__file__).parents[2]
 OPENCLAW = TESTS / "fixtures" / "harbor" / "openclaw-dev-jobs"
 ROLLOUTS = TESTS / "fixtures" / "rollouts"
 

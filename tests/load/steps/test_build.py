@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 from evalkit.load.steps import table
 from evalkit.load.steps.frames import trial_summary
 from evalkit.load.steps.table import build_trajectories
-from tests.load_steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
+from tests.load.steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
 
 CC_PASS = ATIF / "claude-code-real/trajectory_pass.json"
 T2 = GOLDEN / "terminus_2"

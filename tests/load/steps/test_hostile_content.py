@@ -9,7 +9,7 @@ import polars as pl
 
 from evalkit.load.steps.atif import NESTED_TOO_DEEP
 from evalkit.load.steps.table import build_trajectories
-from tests.load_steps.steps_helpers import atif_doc, write_json
+from tests.load.steps.steps_helpers import atif_doc, write_json
 
 
 def _one(trial_dir) -> object:

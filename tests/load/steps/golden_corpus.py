@@ -15,7 +15,7 @@ Cases (each a trials frame over folders laid out under one root):
 * ``random``: Hypothesis-generated ATIF-ish documents, stored as input files
   (``random_inputs.json.gz``) because the generator is not deterministic.
 
-Run ``python -m tests.load_steps.golden_corpus --write`` to re-freeze the outputs after a
+Run ``python -m tests.load.steps.golden_corpus --write`` to re-freeze the outputs after a
 deliberate rule change (review the diff of ``test_golden`` first).
 """
 
@@ -35,9 +35,9 @@ from unittest import mock
 import orjson
 import polars as pl
 
-from tests.load_steps.steps_helpers import ATIF, trials_frame
+from tests.load.steps.steps_helpers import ATIF, trials_frame
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
 HARBOR = FIXTURES / "harbor"
 GOLDEN_DIR = FIXTURES / "golden" / "trajectories"
 RANDOM_INPUTS = GOLDEN_DIR / "random_inputs.json.gz"
@@ -806,6 +806,6 @@ if __name__ == "__main__":
     import tempfile
 
     if "--write" not in sys.argv:
-        sys.exit("usage: python -m tests.load_steps.golden_corpus --write")
+        sys.exit("usage: python -m tests.load.steps.golden_corpus --write")
     with tempfile.TemporaryDirectory() as d:
         write_all(Path(d))

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-ATIF = Path(__file__).parents[1] / "fixtures" / "atif"
+ATIF = Path(__file__).parents[2] / "fixtures" / "atif"
 GOLDEN = ATIF / "harbor-golden"
 HERMES = ATIF / "hermes" / "openclaw-dev-jobs"
 NATIVE = ATIF / "native"
