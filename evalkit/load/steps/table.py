@@ -22,7 +22,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.load.cache import stat_sig
-from evalkit.load.errors import LoadError
+from evalkit.load.errors import LoadError, path_text
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
 from evalkit.load.steps import job_cache
@@ -58,11 +58,6 @@ def trial_signature(trial_dir: str) -> tuple[str, int]:
     return sig, total
 
 
-def printable_name(name: str) -> str:
-    """``name`` as valid UTF-8: undecodable bytes of a file name become ``\\xNN``."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
-
-
 def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
     """(signature or '-', trajectory bytes, what the folder holds) of one trial folder.
 
@@ -92,7 +87,7 @@ def probe(trial_dir: str, *, sign: bool) -> tuple[str, int, Listing]:
                     names.append(e.name)  # type: ignore[union-attr]
                     if e.is_file():
                         st = e.stat()
-                        parts.append(f"{pre}{printable_name(e.name)}:{stat_sig(st)}")
+                        parts.append(f"{pre}{path_text(e.name)}:{stat_sig(st)}")
                         total += st.st_size
         except FileNotFoundError:
             pass  # no such folder: nothing in it
