@@ -9,7 +9,11 @@ Rules (harbor-format.md §6):
   ``agent/`` / ``verifier/``. One without result.json is still a trial (outcome
   'incomplete').
 * A **rollout folder** (go-code) is recognised by ``evalkit.load.rollouts``.
-* Anything else is a container: searched up to ``max_depth`` levels down.
+* Anything else is a container: searched up to ``max_depth`` levels down. Folders whose
+  name starts with a dot are skipped, except a container's ``.sources`` (``HUB_SOURCES``):
+  the hub jobs Harbor downloaded to regrade them, loaded as the jobs they are so each
+  regrade pairs with its source. A job folder's own ``.sources`` holds per-trial seeds,
+  scratch copies Harbor deletes when a regrade finishes, and is never searched.
 
 The same folder reached through overlapping paths is kept once (resolved path).
 Unreadable folders become load errors, never exceptions.
@@ -47,6 +51,9 @@ TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")
 #: Folder names that are never trials or jobs (agent logs, verifier output, caches).
 SKIP_DIRS = {"agent", "verifier", "artifacts", "steps", "user-agent", "__pycache__", "node_modules"}
+#: Harbor's local copies of hub jobs a regrade re-verified (``<jobs_dir>/.sources/<job uuid>/
+#: <job name>``, ``harbor/trial/regrade.py: resolve_source_job_dir``): searched like any folder.
+HUB_SOURCES = ".sources"
 CACHE_ENTRY = "discover"
 #: Changes with the rules that decide a trial list from names.
 _CACHE_KEY = f"1|{TRIAL_NAME_RE.pattern}|{','.join(sorted(SKIP_DIRS))}"
@@ -373,7 +380,8 @@ def _visit(
     _broken_links(entries, out)
     if depth >= max_depth:
         return
-    for e in sorted(subdirs, key=lambda e: e.name):
+    sources = [e for e in entries if e.name == HUB_SOURCES and _is_dir(e)]
+    for e in sorted(subdirs, key=lambda e: e.name) + sources:
         if e.is_symlink() and _followed_link(e, root, "discover", out) is None:
             continue
         _visit(e.path, label, depth + 1, max_depth, out, seen, cache, root)

@@ -223,3 +223,37 @@ def test_a_regrade_names_its_source_and_is_not_another_attempt(edge) -> None:
     # same agent and model (carried from the source), but its own run: not attempt 2
     assert regrades["run"].unique().to_list() == [sources["run"][0] + "__regrade"]
     assert t["attempt"].to_list() == [1] * 6
+
+
+def _as_hub_regrade(job: Path, source_job_id: str) -> None:
+    """Rewrite a regrade job's configs the way a regrade of a hub job records them: the
+    source job and trials by id only (``type: "hub"``, no paths)."""
+    cfg = job / "config.json"
+    c = json.loads(cfg.read_text())
+    c["source_jobs"] = [{"action": "regrade", "type": "hub", "job_id": source_job_id}]
+    cfg.write_text(json.dumps(c))
+    for cfg in job.glob("*/config.json"):
+        c = json.loads(cfg.read_text())
+        src = {"action": "regrade", "type": "hub", "trial_id": c["source_trial"]["trial_id"]}
+        c["source_trial"] = src
+        cfg.write_text(json.dumps(c))
+
+
+def test_a_hub_regrade_pairs_with_the_source_job_harbor_downloaded(tmp_path: Path) -> None:
+    # `harbor job regrade <hub job uuid>` keeps the downloaded source job in
+    # <jobs_dir>/.sources/<uuid>/<job name> (harbor/trial/regrade.py: resolve_source_job_dir)
+    hub_id, src, regrade = "aaaaaaaa-0000-4000-8000-000000000001", "2026-05-25__09-00-00", "2026-05-25__11-00-00"  # fmt: skip
+    shutil.copytree(EDGES / "regraded" / regrade, tmp_path / regrade)
+    shutil.copytree(EDGES / "regraded" / src, tmp_path / ".sources" / hub_id / src)
+    _as_hub_regrade(tmp_path / regrade, hub_id)
+    # an interrupted regrade leaves per-trial seeds in its own .sources: scratch, not trials
+    seed = tmp_path / regrade / ".sources" / "00000000-0000-4000-8000-000000000011"
+    shutil.copytree(EDGES / "regraded" / src / "fix-parser__Sr1aaaa", seed / "fix-parser__Sr1aaaa")
+    runs = ek.load(tmp_path, cache=False)
+    assert runs.trials.height == 6 and runs.load_errors.height == 0
+    pairs = ek.stats.regrade_pairs(runs.trials).sort("task_name")
+    assert pairs["source_trial_id"].null_count() == 0
+    assert pairs["reward_before"].to_list() == [0.0, 1.0, 1.0]  # add-cache, fix-parser, sort-logs
+    assert pairs["reward_after"].to_list() == [0.0, 0.0, 0.0]
+    unstable = ek.stats.verifier_instability(runs.trials).row(0, named=True)
+    assert (unstable["n_unstable"], unstable["n_task_changed"], unstable["n_unpaired"]) == (1, 1, 0)
