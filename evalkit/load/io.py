@@ -151,25 +151,21 @@ def read_head(path: str, n: int) -> bytes | None:
         os.close(fd)
 
 
-def read_tail(path: str | None, max_bytes: int = 256 * 1024) -> tuple[str | None, bool]:
-    """The last ``max_bytes`` of a regular file as text, and whether the start was cut.
+class NotARegularFile(OSError):
+    """A path that names a FIFO, a folder or a device where a regular file was expected."""
 
-    For verifier output and agent logs shown to people (CLI, bundles, widgets): the open
-    never blocks (a FIFO named test-stdout.txt would wait for a writer forever), anything
-    that is not a regular file gives ``(None, False)``, bytes that are not UTF-8 are replaced.
+
+def tail_bytes(path: str, max_bytes: int) -> tuple[bytes, bool]:
+    """The last ``max_bytes`` of a regular file, and whether the start was cut.
+
+    The open never blocks (a FIFO named like a log would wait for a writer forever).
+    Raises OSError (:class:`NotARegularFile` for anything but a regular file).
     """
-    import stat as _stat
-
-    if not path:
-        return None, False
-    try:
-        fd = os.open(path, _OPEN_NB)
-    except (OSError, ValueError):
-        return None, False
+    fd = os.open(path, _OPEN_NB)
     try:
         st = os.fstat(fd)
-        if not _stat.S_ISREG(st.st_mode):
-            return None, False
+        if not S_ISREG(st.st_mode):
+            raise NotARegularFile("not a regular file")
         cut = st.st_size > max_bytes
         if cut:
             os.lseek(fd, st.st_size - max_bytes, os.SEEK_SET)
@@ -181,11 +177,25 @@ def read_tail(path: str | None, max_bytes: int = 256 * 1024) -> tuple[str | None
                 break
             chunks.append(b)
             left -= len(b)
-        return b"".join(chunks).decode("utf-8", errors="replace"), cut
-    except OSError:
-        return None, False
+        return b"".join(chunks), cut
     finally:
         os.close(fd)
+
+
+def read_tail(path: str | None, max_bytes: int = 256 * 1024) -> tuple[str | None, bool]:
+    """The last ``max_bytes`` of a regular file as text, and whether the start was cut.
+
+    For verifier output and agent logs shown to people (CLI, bundles, widgets): anything
+    that is not a readable regular file gives ``(None, False)``, bytes that are not UTF-8
+    are replaced.
+    """
+    if not path:
+        return None, False
+    try:
+        data, cut = tail_bytes(path, max_bytes)
+    except (OSError, ValueError):
+        return None, False
+    return data.decode("utf-8", errors="replace"), cut
 
 
 def text_name(s: str) -> str:

@@ -11,39 +11,27 @@ the name result.json would record (``asyncio.exceptions.CancelledError`` ->
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 
 from evalkit.load.errors import LoadError
+from evalkit.load.io import NotARegularFile, tail_bytes
 
 #: Bytes read from the end of exception.txt / trial.log.
 TAIL_BYTES = 64 * 1024
 _HEAD = "Traceback (most recent call last):"
 _TYPE = re.compile(r"^([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (.*))?)?$")
-_OPEN = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def read_tail(path: str, trial_id: str, errors: list[LoadError]) -> str | None:
-    """The last TAIL_BYTES of a regular file as text (None, with a load error, when it
-    cannot be read)."""
+def _log_tail(path: str, trial_id: str, errors: list[LoadError]) -> str | None:
+    """The last TAIL_BYTES of a log as text (None, with a load error, when it cannot be read)."""
     try:
-        fd = os.open(path, _OPEN)
+        data, _ = tail_bytes(path, TAIL_BYTES)
+    except NotARegularFile:
+        errors.append(LoadError(path, "file", "not_a_file", "not a regular file", trial_id=trial_id))  # fmt: skip
+        return None
     except OSError as e:
         errors.append(LoadError(path, "file", "unreadable", f"{type(e).__name__}: {e}", trial_id=trial_id))  # fmt: skip
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            errors.append(LoadError(path, "file", "not_a_file", "not a regular file", trial_id=trial_id))  # fmt: skip
-            return None
-        os.lseek(fd, max(0, st.st_size - TAIL_BYTES), os.SEEK_SET)
-        data = os.read(fd, TAIL_BYTES)
-    except OSError as e:
-        errors.append(LoadError(path, "file", "unreadable", f"{type(e).__name__}: {e}", trial_id=trial_id))  # fmt: skip
-        return None
-    finally:
-        os.close(fd)
     return data.decode("utf-8", errors="replace")
 
 
@@ -79,7 +67,7 @@ def exception_from_files(
     for name, need_header in (("exception.txt", False), ("trial.log", True)):
         if name not in names:
             continue
-        text = read_tail(base + name, trial_id, errors)
+        text = _log_tail(base + name, trial_id, errors)
         found = last_exception(text, need_header=need_header) if text else None
         if found is not None:
             return {"exception_type": found[0], "exception_message": found[1]}
