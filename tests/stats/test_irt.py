@@ -68,3 +68,22 @@ def test_most_informative_task_is_the_discriminating_one() -> None:
     assert np.isfinite(fit.tasks["difficulty"].to_numpy()).all()  # dead tasks stay finite
     with pytest.raises(ValueError, match="1pl"):
         evalkit.stats.fit_irt(pl.DataFrame(rows), model="3pl")
+
+
+@pytest.mark.parametrize("model", ["1pl", "2pl"])
+def test_ability_se_is_the_inverse_hessian_of_the_objective(model: str) -> None:
+    """The analytic, Schur-reduced standard errors equal the full inverse of the objective's
+    Hessian taken numerically (central differences of its gradient) over every parameter."""
+    from evalkit.stats.irt import _Counts, _objective, ability_se
+
+    _, _, _, s, k = simulate(7, n_runs=6, n_tasks=15)
+    k[0, :3] = 0  # tasks a run did not try
+    s[0, :3] = 0
+    theta, b, a, _, _ = fit_irt_counts(s, k, model)
+    two_pl = model == "2pl"
+    x = np.concatenate([theta, b, np.log(a)] if two_pl else [theta, b])
+    c, h = _Counts(s.astype(float), k.astype(float)), 1e-5
+    grad = lambda v: _objective(v, c, two_pl)[1]
+    hess = np.array([(grad(x + h * e) - grad(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+    expected = np.sqrt(np.diag(np.linalg.inv(0.5 * (hess + hess.T)))[: theta.size])
+    np.testing.assert_allclose(ability_se(theta, b, a, s, k, model), expected, rtol=1e-6)
