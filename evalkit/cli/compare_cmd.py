@@ -20,6 +20,7 @@ from evalkit.cli.output import (
     emit,
     err_console,
     fmt_num,
+    load_runs,
     progress_wanted,
     safe,
 )
@@ -52,7 +53,7 @@ DECISION_STYLE = {
 }
 
 
-def _load(runs_dir: Path, a: str, b: str) -> tuple[evalkit.Runs, str, str]:
+def _load(runs_dir: Path | None, a: str, b: str) -> tuple[evalkit.Runs, str, str]:
     """Load the runs folder; when A and B are both folders, load them as two runs."""
     if os.path.isdir(a) and os.path.isdir(b) and os.path.realpath(a) != os.path.realpath(b):
         la = os.path.basename(os.path.normpath(a)) or "A"
@@ -60,10 +61,7 @@ def _load(runs_dir: Path, a: str, b: str) -> tuple[evalkit.Runs, str, str]:
         if la == lb:
             la, lb = f"{la} (A)", f"{lb} (B)"
         return evalkit.load({la: a, lb: b}, progress=progress_wanted()), la, lb
-    if not runs_dir.exists():
-        console().print(f"[red]No such folder: {safe(str(runs_dir))}[/red]")
-        raise typer.Exit(2)
-    runs = evalkit.load(runs_dir, progress=progress_wanted())
+    runs = load_runs(runs_dir)
     return runs, resolve_side(runs, a, "A"), resolve_side(runs, b, "B")
 
 
@@ -265,7 +263,7 @@ def compare_cmd(
         ..., help="Run A (baseline): run label, job name, job folder or prefix."
     ),
     b: str = typer.Argument(..., help="Run B (candidate)."),
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="List tasks per bucket and a per-task table."
     ),
@@ -335,7 +333,7 @@ def bundle_cmd(
     a: str = typer.Argument(..., help="Run A (baseline)."),
     b: str = typer.Argument(..., help="Run B (candidate)."),
     task: str = typer.Argument(..., help="Task name ('org/name' or 'name')."),
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     out: Path | None = typer.Option(
         None, "--out", "-o", help="Write the Markdown here (default: stdout)."
     ),

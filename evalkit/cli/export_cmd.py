@@ -6,16 +6,15 @@ from pathlib import Path
 
 import typer
 
-import evalkit
 from evalkit.cli.app import app
-from evalkit.cli.output import RedactOpt, RunsOpt, console, safe
+from evalkit.cli.output import RedactOpt, RunsOpt, console, load_runs, safe
 from evalkit.load.dataset import export_dataset
 
 
 @app.command("export")
 def export_cmd(
     dest: Path = typer.Argument(..., help="Dataset folder (created; updated when it exists)."),
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     redact: bool = RedactOpt,
 ) -> None:
     """Export the runs folder to DEST as a Parquet dataset, one file per frame and job.
@@ -26,9 +25,6 @@ def export_cmd(
 
     Read it with evalkit.scan(DEST), DuckDB, Spark or Dask (docs/dataset.md).
     """
-    if not runs_dir.exists():
-        console().print(f"[red]No such folder: {safe(runs_dir)}[/red]")
-        raise typer.Exit(2)
-    runs = evalkit.load(runs_dir, progress=True)
+    runs = load_runs(runs_dir)
     result = export_dataset(runs, dest, redact=redact)
     console().print(safe(str(result)))

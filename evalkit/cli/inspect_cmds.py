@@ -18,7 +18,7 @@ from evalkit.cli.output import (
     emit,
     err_console,
     fmt_num,
-    progress_wanted,
+    load_runs,
     safe,
 )
 from evalkit.compare.select import closest
@@ -49,13 +49,6 @@ def _check_format(fmt: str) -> None:
         raise typer.BadParameter(f"--format must be one of {', '.join(FORMATS)}")
 
 
-def _load(path: Path) -> evalkit.Runs:
-    if not path.exists():
-        console().print(f"[red]No such folder: {safe(path)}[/red]")
-        raise typer.Exit(2)
-    return evalkit.load(path, progress=progress_wanted())
-
-
 def _report_errors(runs: evalkit.Runs) -> None:
     n = runs.load_errors.height
     if n:
@@ -66,12 +59,13 @@ def _report_errors(runs: evalkit.Runs) -> None:
 
 @app.command("list")
 def list_cmd(
-    path: Path = typer.Argument(Path("runs"), help="Runs folder, job folder(s) root."),
+    path: Path | None = typer.Argument(None, help="Runs folder (or a job folder); as --runs."),
+    runs_dir: Path | None = RunsOpt,
     fmt: str = FormatOpt,
 ) -> None:
     """One row per job: state, model, outcome counts, pass rate, compute, tokens, cost."""
     _check_format(fmt)
-    runs = _load(path)
+    runs = load_runs(path if path is not None else runs_dir)
     tab = jobs_table(runs.jobs, runs.trials)
     if fmt != "table":
         emit(tab, fmt)
@@ -133,7 +127,7 @@ def _resolve_job(runs: evalkit.Runs, job: str) -> pl.DataFrame:
 @app.command("show")
 def show_cmd(
     job: str = typer.Argument(..., help="Job name (or unique prefix, id, or folder)."),
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     status: str | None = typer.Option(
         None, "--status", "-s", help=f"Only trials with this outcome: {', '.join(OUTCOMES)}."
     ),
@@ -142,7 +136,7 @@ def show_cmd(
     """A job's header (counts, pass rate, tokens, cost) and one row per trial."""
     _check_format(fmt)
     check_choice("--status", status, OUTCOMES)
-    runs = _load(runs_dir)
+    runs = load_runs(runs_dir)
     hit = _resolve_job(runs, job)
     ids = hit["job_id"].to_list()
     tab = redact_frame(trials_table(runs.trials, ids, status), ["error"], env_secret_values())
@@ -190,7 +184,7 @@ def show_cmd(
 def task_cmd(
     job: str = typer.Argument(..., help="Job name (or unique prefix, id, or folder)."),
     task: str = typer.Argument(..., help="Task name (as in result.json; 'org/name' or 'name')."),
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     tail: int = typer.Option(
         15, "--tail", "-n", help="Lines of verifier output / agent logs to show."
     ),
@@ -198,7 +192,7 @@ def task_cmd(
 ) -> None:
     """Everything about one task's trials: rewards, tokens, errors, verifier and agent log tails."""
     _check_format(fmt)
-    runs = _load(runs_dir)
+    runs = load_runs(runs_dir)
     hit = _resolve_job(runs, job)
     det = task_detail(runs.trials, hit["job_id"].to_list(), hit["job_name"][0], task, tail)
     if det.trials.height == 0:

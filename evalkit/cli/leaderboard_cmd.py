@@ -7,7 +7,6 @@ from pathlib import Path
 import polars as pl
 import typer
 
-import evalkit
 from evalkit.cli.app import app
 from evalkit.cli.output import (
     FORMATS,
@@ -16,7 +15,7 @@ from evalkit.cli.output import (
     console,
     emit,
     err_console,
-    progress_wanted,
+    load_runs,
     safe,
 )
 from evalkit.patterns.integrity import INTEGRITY_COUNTS
@@ -28,7 +27,7 @@ TIER_STYLE = {1: "bold green", 2: "yellow"}
 
 @app.command("leaderboard")
 def leaderboard_cmd(
-    runs_dir: Path = RunsOpt,
+    runs_dir: Path | None = RunsOpt,
     by: str = typer.Option("label", "--by", help="label (run label) | job (job folder)"),
     metric: str = typer.Option("pass_rate", "--metric", help=" | ".join(METRICS)),
     fmt: str = typer.Option("table", "--format", "-f", help="table | json | csv"),
@@ -50,10 +49,7 @@ def leaderboard_cmd(
     check_choice("--by", by, tuple(BY_COLUMNS))
     check_choice("--metric", metric, tuple(METRICS))
     check_choice("--format", fmt, FORMATS)
-    if not runs_dir.exists():
-        err_console().print(f"[red]No such folder: {safe(runs_dir)}[/red]")
-        raise typer.Exit(2)
-    runs = evalkit.load(runs_dir, progress=progress_wanted())
+    runs = load_runs(runs_dir)
     try:
         result = leaderboard_table(
             runs,

@@ -17,9 +17,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+import evalkit
+from evalkit.load.locate import locate, requested_runs
+
 FORMATS = ("table", "json", "csv", "csv-raw")
-#: The ``--runs`` option of the commands that read runs.
-RunsOpt = typer.Option(Path("runs"), "--runs", help="Runs folder (or a job folder).")
+#: The ``--runs`` option of the commands that read runs (found by :func:`load_runs`).
+RunsOpt = typer.Option(
+    None,
+    "--runs",
+    help="Runs folder (or a job folder); default $EVALKIT_RUNS, else ./runs or one above.",
+)
 #: The ``--redact/--no-redact`` option of the commands that write what they read.
 RedactOpt = typer.Option(
     True,
@@ -166,3 +173,19 @@ def emit(
             style=style(row) if style else None,
         )
     console().print(table)
+
+
+def load_runs(runs_dir: Path | None) -> evalkit.Runs:
+    """``evalkit.load`` of the runs folder found by the notebooks' rule
+    (:mod:`evalkit.load.locate`: the option, ``$EVALKIT_RUNS``, ``runs`` here or above);
+    a folder found nowhere exits 2 with what was looked for."""
+    asked, source = requested_runs(runs_dir)
+    found = locate(asked)
+    if found is None:
+        err_console().print(
+            f"[red]No such folder: {safe(asked)} ({safe(source)}; a relative path is also "
+            "looked for in every folder above this one). Point elsewhere with --runs PATH "
+            "or $EVALKIT_RUNS.[/red]"
+        )
+        raise typer.Exit(2)
+    return evalkit.load(found, progress=progress_wanted())

@@ -120,7 +120,7 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
     Column(
         "retried",
         pl.Boolean,
-        "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (trainerd's retry rule).",
+        "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (the retry_loop detector's test).",
     ),
     Column(
         "duration_ms",
