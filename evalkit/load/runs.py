@@ -14,7 +14,7 @@ final_metrics totals (``trials/derive.tokens_not_recorded``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +24,10 @@ from evalkit.load import errors as _errors
 from evalkit.load._columns import conform, empty
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
+from evalkit.load.jobs.table import run_names
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
+from evalkit.load.trials.derive import attempt_number
 
 #: Computes detected findings for a Runs object (registered by evalkit.patterns).
 FindingsProvider = Callable[["Runs"], pl.DataFrame]
@@ -182,6 +184,31 @@ class Runs:
             _findings=mine(self._findings),
             _trajectory_builder=self._trajectory_builder,
         )
+
+    def one_run_per_job(self) -> Runs:
+        """This load with one run per Harbor job folder, as ``load(paths, run="job")`` gives
+        it, without reading the folders again (rollouts keep their runs). A load whose paths
+        map run labels keeps them (they win over job folders there too): ValueError."""
+        from dataclasses import replace
+
+        if isinstance(self.options.get("paths"), Mapping):
+            raise ValueError("a load with run labels given as a mapping keeps those labels")
+        harbor = pl.col("source_format") == "harbor"
+        trials = self._trials.with_columns(
+            pl.when(harbor).then(pl.col("job_name")).otherwise(pl.col("run")).alias("run")
+        ).with_columns(pl.when(harbor).then(attempt_number()).otherwise("attempt").alias("attempt"))
+        runs = trials.group_by("job_id").agg(run_names().alias("__run"))
+        jobs = (
+            self.jobs.join(runs, on="job_id", how="left", maintain_order="left")
+            .with_columns(
+                pl.when(pl.col("source_format") == "harbor")
+                .then(pl.col("__run"))
+                .otherwise(pl.col("run"))
+                .alias("run")
+            )
+            .drop("__run")
+        )
+        return replace(self, jobs=jobs, _trials=trials)
 
     # -- redaction ----------------------------------------------------------------------
     def redacted(self, extra_values: tuple[str, ...] = (), trajectories: bool = True) -> Runs:

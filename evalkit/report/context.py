@@ -264,7 +264,7 @@ def load_context(
             if k and _resolve(t, k) is None and t.filter(pl.col("job_name") == k).height
         ]
         if named_jobs or (t["run"].n_unique() < 2 <= loaded.jobs.height):
-            loaded, mode = _load(src, "job"), "job"
+            loaded, mode = loaded.one_run_per_job(), "job"  # regrouped, not read again
             notes.append(
                 "one run per job folder (the run labels did not separate the jobs)"
                 if not named_jobs

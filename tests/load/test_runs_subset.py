@@ -42,3 +42,24 @@ def test_redacted_without_trajectories_parses_nothing(runs: evalkit.Runs) -> Non
     full = runs.redacted(("never-there",))
     assert_frame_equal(red.jobs, full.jobs)
     assert red.trials["exception_message"].equals(full.trials["exception_message"])
+
+
+def test_one_run_per_job_is_the_load_with_run_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regrouping a load by job folder gives the frames a load with run="job" gives:
+    Harbor trials take their job's name and are numbered again, rollouts keep their runs."""
+    from tests.conftest import FIXTURES, HARBOR
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(HARBOR), str(FIXTURES / "harbor-edges" / "regraded"), str(FIXTURES / "rollouts")]
+    by_label = evalkit.load(paths, progress=False)
+    by_job = evalkit.load(paths, run="job", progress=False)
+    assert by_label.trials["run"].n_unique() < by_job.trials["run"].n_unique()
+    regrouped = by_label.one_run_per_job()
+    assert_frame_equal(regrouped.trials, by_job.trials)
+    assert_frame_equal(
+        regrouped.jobs.drop("ts_loaded", strict=False), by_job.jobs.drop("ts_loaded", strict=False)
+    )
+    with pytest.raises(ValueError, match="mapping"):
+        evalkit.load({"x": str(OPENCLAW)}, progress=False).one_run_per_job()

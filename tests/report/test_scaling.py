@@ -4,6 +4,7 @@ stay what they were (tests/fixtures/report/runs-summary.json)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,11 @@ def _differences(want: Any, got: Any, where: str = "") -> list[str]:
     if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
         pairs = enumerate(zip(want, got, strict=True))
         return [d for i, (v, g) in pairs for d in _differences(v, g, f"{where}[{i}]")]
+    if isinstance(want, float) and isinstance(got, float):
+        # sums of the same floats in another order (a frame regrouped or filtered) differ
+        # in the last bits: the figure is the same
+        same = math.isclose(want, got, rel_tol=1e-12) or (math.isnan(want) and math.isnan(got))
+        return [] if same else [f"{where}: {want!r} -> {got!r}"]
     return [] if want == got else [f"{where}: {want!r} -> {got!r}"]
 
 
@@ -53,7 +59,7 @@ def test_runs_not_shown_in_detail_are_not_parsed_and_figures_stay(nightly_runs: 
     assert two.trials.height == every.trials.height  # the runs table still has every run
     old = two.trials.filter(pl.col("run") == two.order[0])
     assert old["n_turns"].is_null().all() and old["has_trajectory"].any()
-    assert _figures(two) == _figures(every)
+    assert _differences(_figures(every), _figures(two)) == []
     note = report.header(two).html()
     assert "2 of 3 runs are shown in detail" in note and "detail_runs 0" in note
     assert "shown in detail only" in report.taxonomy(two).html()

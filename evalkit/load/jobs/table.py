@@ -16,6 +16,11 @@ from evalkit.load.trials.analysis import CHECK_ITEM
 ANALYSIS = pl.List(CHECK_ITEM)
 
 
+def run_names() -> pl.Expr:
+    """A job's runs, aggregated over its trials: their labels, sorted, joined by ', '."""
+    return pl.col("run").unique().sort().str.join(", ")
+
+
 def jobs_frame(
     job_recs: list[dict],
     trials: pl.DataFrame,
@@ -32,7 +37,7 @@ def jobs_frame(
         ),
         pl.len().alias("n_trials_found"),
         pl.col("outcome").ne("incomplete").sum().alias("n_trials_with_result"),
-        pl.col("run").unique().sort().str.join(", ").alias("run"),
+        run_names().alias("run"),
     )
     rows = []
     for rec in job_recs:

@@ -199,15 +199,19 @@ def recorded_task_names(df: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def attempt_number() -> pl.Expr:
+    """A trial's attempt: its place within its run and task by start time, then trial name
+    (nulls last), from 1."""
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int32).over(
+        ["run", "task_name"], order_by=["started_at", "trial_name"], nulls_last=True
+    )
+
+
 def add_run_and_attempt(df: pl.DataFrame, label: pl.Expr) -> pl.DataFrame:
     """Set ``run`` (user label per job, else ``label``), name unfinished trials' tasks as
     recorded (:func:`recorded_task_names`) and number attempts within run+task (by start
     time, then trial name; nulls last), then keep only the declared columns."""
     df = recorded_task_names(df)
     df = df.with_columns(pl.coalesce(pl.col("__label"), label).alias("run"))
-    df = df.with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int32)
-        .over(["run", "task_name"], order_by=["started_at", "trial_name"], nulls_last=True)
-        .alias("attempt")
-    )
+    df = df.with_columns(attempt_number().alias("attempt"))
     return conform(df.drop([c for c in df.columns if c.startswith("_")]), COLUMNS, extra=False)
