@@ -14,6 +14,7 @@ from typing import Any
 
 import altair as alt
 import polars as pl
+from altair.utils.schemapi import debug_mode
 
 #: What chart functions return: one chart, or a layer / concatenation of charts.
 Chart = alt.Chart | alt.LayerChart | alt.VConcatChart | alt.HConcatChart | alt.FacetChart
@@ -98,7 +99,11 @@ def data(df: pl.DataFrame, columns: Iterable[str] | None = None) -> alt.Data:
     if columns is not None:
         df = df.select(list(dict.fromkeys(columns)))
     rows = [{k: _clean(v) for k, v in r.items()} for r in df.iter_rows(named=True)]
-    return alt.Data(values=rows)
+    # Altair validates a schema object against the JSON schema when it is made, row by row
+    # for inline data (seconds at thousands of rows); these rows are JSON values by
+    # construction, and a whole chart is validated by to_dict() (the chart tests do)
+    with debug_mode(False):
+        return alt.Data(values=rows)
 
 
 #: Longest run label drawn on an axis or in a legend (longer ones keep their start and end).
