@@ -7,7 +7,8 @@
 2. enables the ``evalkit`` Altair renderer: each chart becomes a ``<div>`` plus a few lines
    of script that call ``window.vegaEmbed`` (no CDN, no per-chart copy of the bundle),
    with a static PNG of the chart (vl-convert) inside the ``<div>`` and beside it in the
-   output, so viewers that run no JavaScript (GitHub, nbviewer, a PDF) still show it.
+   output, so viewers that run no JavaScript (GitHub, nbviewer) still show it. The report
+   page, which carries the bundle, leaves the inner image out (``report/export.py``).
 
 This works live in Jupyter (scripts of trusted outputs run in order) and in nbconvert HTML
 (the outputs become one page; the bundle's script runs before the charts' scripts). Why
@@ -30,6 +31,8 @@ import altair as alt
 RENDERER = "evalkit"
 #: Marker at the start of the bundle script (tests and the report count it: once per report).
 BUNDLE_MARKER = "evalkit: vega-embed bundle"
+#: Class of a chart's static image (report/export.py drops it from pages that carry the bundle).
+STATIC_CLASS = "evalkit-chart-static"
 EMBED_OPTIONS = {"renderer": "svg", "actions": False, "mode": "vega-lite"}
 
 _STYLE = """<style>
@@ -95,7 +98,7 @@ def chart_html(spec: dict[str, Any], div_id: str | None = None, png: str | None 
     div_id = div_id or f"evalkit-chart-{uuid.uuid4().hex[:12]}"
     title = html.escape(_title(spec), quote=True)
     img = (
-        f'<img class="evalkit-chart-static" alt="{title}" src="data:image/png;base64,{png}">'
+        f'<img class="{STATIC_CLASS}" alt="{title}" src="data:image/png;base64,{png}">'
         if png
         else ""
     )
@@ -103,7 +106,7 @@ def chart_html(spec: dict[str, Any], div_id: str | None = None, png: str | None 
 <script type="text/javascript">
 (function () {{
   var el = document.getElementById("{div_id}");
-  var still = el.querySelector(".evalkit-chart-static");
+  var still = el.querySelector(".{STATIC_CLASS}");
   var spec = {_script_json(spec)};
   var opt = {json.dumps(EMBED_OPTIONS)};
   if (window.vegaEmbed) {{

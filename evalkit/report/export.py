@@ -14,6 +14,9 @@ from typing import Any
 #: Start of the Vega bundle's script (evalkit/charts/offline.py defines the same text; a test
 #: checks they agree). Kept here so exporting does not import Altair.
 BUNDLE_MARKER = "evalkit: vega-embed bundle"
+#: Class of a chart's static image (evalkit/charts/offline.py: STATIC_CLASS, same check).
+STATIC_CLASS = "evalkit-chart-static"
+_STATIC_IMAGE = re.compile(rf'<img class="{STATIC_CLASS}"[^>]*>')
 
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.I | re.S)
 _LINK = re.compile(r"<link\b[^>]*>", re.I)
@@ -108,4 +111,11 @@ def to_html(nb: Any, title: str) -> str:
         exclude_input_prompt=True,
     )
     body, _ = exp.from_notebook_node(nb, resources={"metadata": {"name": title}})
-    return make_offline(body)
+    return make_offline(without_static_images(body))
+
+
+def without_static_images(html: str) -> str:
+    """The page without the charts' static images when it carries the Vega bundle: every
+    chart is then drawn where it stands, and the images (most of a many-run page's bytes)
+    stay in the executed .ipynb for viewers that run no script."""
+    return _STATIC_IMAGE.sub("", html) if BUNDLE_MARKER in html else html

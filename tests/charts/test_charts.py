@@ -195,9 +195,10 @@ def test_offline_snippet_escapes_untrusted_text(trials: pl.DataFrame) -> None:
 
 
 def test_bundle_once_and_marker_shared_with_export() -> None:
-    from evalkit.report.export import BUNDLE_MARKER
+    from evalkit.report.export import BUNDLE_MARKER, STATIC_CLASS
 
     assert offline.BUNDLE_MARKER == BUNDLE_MARKER
+    assert offline.STATIC_CLASS == STATIC_CLASS
     b = offline.bundle_html()
     assert b.count(BUNDLE_MARKER) == 1 and "window.vegaEmbed" in b
     assert "<script src" not in b

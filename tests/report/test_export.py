@@ -46,3 +46,16 @@ def test_external_resources_finds_every_kind() -> None:
         "http://frame.example/",
     ):
         assert any(u in f for f in found), u
+
+
+def test_static_chart_images_leave_a_page_that_carries_the_bundle() -> None:
+    from evalkit.charts.offline import chart_html
+    from evalkit.report.export import without_static_images
+
+    spec = {"title": 'a "quoted" <title>', "mark": "point", "data": {"values": [{"x": 1}]}}
+    chart = chart_html(spec, png="iVBORw0KGgo=")
+    bundle = f'<script type="text/javascript">/* {BUNDLE_MARKER} */</script>'
+    page = without_static_images(bundle + chart)
+    assert "data:image/png" not in page and "<img" not in page
+    assert 'class="evalkit-chart"' in page and "vegaEmbed" in page  # the chart itself stays
+    assert without_static_images(chart) == chart  # no bundle: the image is all there is
