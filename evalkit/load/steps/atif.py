@@ -198,7 +198,7 @@ def add_document(
     src = [s.source for s in st]
     copied = [s.is_copied_context for s in st]
     ts = [s.timestamp for s in st]
-    usage = _usage_columns(st, res.version)
+    pt, ct, ca, cost = _usage_columns(st, res.version)
     # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
     # not counted as the main agent's
     side = [type(x := s.extra) is dict and x.get("is_sidechain") is True for s in st]
@@ -218,8 +218,10 @@ def add_document(
     S["task_step"].extend([task_step] * n)
     S["source"].extend(src)
     S["_ts"].extend(ts)
-    for name, values in usage.items():
-        S[name].extend(values)
+    S["prompt_tokens"].extend(pt)
+    S["completion_tokens"].extend(ct)
+    S["cached_tokens"].extend(ca)
+    S["cost_usd"].extend(cost)
     S["n_tool_calls"].extend(n_calls)
     S["observation"].extend(step_obs)
     S["is_copied_context"].extend(copied)
@@ -248,9 +250,11 @@ def _agent_model(agent: Any) -> str | None:
     return model if isinstance(model, str) else None
 
 
-def _usage_columns(st: list[Step], version: tuple[int, int] | None) -> dict[str, list]:
-    """Token and cost columns of a document's steps (before v1.2 prompt_tokens excluded
-    the cached tokens: they are added back)."""
+def _usage_columns(
+    st: list[Step], version: tuple[int, int] | None
+) -> tuple[list, list, list, list]:
+    """The prompt, completion and cached token and cost columns of a document's steps
+    (before v1.2 prompt_tokens excluded the cached tokens: they are added back)."""
     ms = [s.metrics or _NO_METRICS for s in st]
     pt = [x if (x := m.prompt_tokens) is None or type(x) is int else as_int(x) for m in ms]
     ct = [x if (x := m.completion_tokens) is None or type(x) is int else as_int(x) for m in ms]
@@ -261,7 +265,7 @@ def _usage_columns(st: list[Step], version: tuple[int, int] | None) -> dict[str,
     ]
     if version is not None and version < (1, 2):
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
-    return {"prompt_tokens": pt, "completion_tokens": ct, "cached_tokens": ca, "cost_usd": cost}
+    return pt, ct, ca, cost
 
 
 def _add_tool_calls(
