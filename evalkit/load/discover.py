@@ -319,6 +319,8 @@ def _visit(
     cache: bool = False,
     root: str | None = None,
 ) -> None:
+    """Add the folder ``path`` to ``out`` as a job, a trial or a rollout folder, or visit
+    its subfolders when it only holds such folders (down to ``max_depth``)."""
     real = os.path.realpath(path)
     if real in seen:
         return
@@ -339,26 +341,12 @@ def _visit(
         e for e in entries if not e.name.startswith(".") and e.name not in SKIP_DIRS and _is_dir(e)
     ]
     if names & set(JOB_FILES):
-        kind = _sniff_kind(real)
-        sniffed = kind is not None
-        if kind is None:  # unreadable config/result: decide by shape
-            own_trial = bool(TRIAL_NAME_RE.match(os.path.basename(real))) or bool(
-                names & {"agent", "verifier"}
-            )
-            kind = (
-                "trial"
-                if own_trial and not any(TRIAL_NAME_RE.match(e.name) for e in subdirs)
-                else "job"
-            )
-        if kind == "trial" and any(TRIAL_NAME_RE.match(e.name) for e in subdirs):
-            kind = "job"  # trials never hold trial folders: a job with an odd config/result
+        kind, sniffed = _job_files_kind(real, names, subdirs)
         if kind == "trial":
             # a trial folder given directly: load its job, restricted to this trial
             out.jobs.append(JobRef(os.path.dirname(real), label, [real], only={real}))
         else:
-            trials, by_name, links = _trial_list(real, subdirs, out, root)
-            out.jobs.append(JobRef(real, label, trials, links=links))
-            broken = _broken_trial_links(entries, out)
+            trials, by_name, broken = _add_job(real, label, entries, subdirs, out, root)
             if cache and sniffed and by_name and not broken:
                 _cache_trial_list(real, trials, sig, mtime)
         return
@@ -368,14 +356,8 @@ def _visit(
     if _rollout_check(real):
         out.rollouts.append((real, label))
         return
-    if any(
-        TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs
-    ) and not any(
-        not TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) == "job" for e in subdirs
-    ):
-        trials, _, links = _trial_list(real, subdirs, out, root)
-        out.jobs.append(JobRef(real, label, trials, links=links))
-        _broken_trial_links(entries, out)
+    if _holds_trials_only(subdirs):
+        _add_job(real, label, entries, subdirs, out, root)
         return
     _broken_links(entries, out)
     if depth >= max_depth:
@@ -385,6 +367,50 @@ def _visit(
         if e.is_symlink() and _followed_link(e, root, "discover", out) is None:
             continue
         _visit(e.path, label, depth + 1, max_depth, out, seen, cache, root)
+
+
+def _job_files_kind(real: str, names: set[str], subdirs: list[os.DirEntry]) -> tuple[str, bool]:
+    """('trial' or 'job', whether config/result said so) of a folder with job files; an
+    unreadable config/result is decided by the folder's shape."""
+    kind = _sniff_kind(real)
+    sniffed = kind is not None
+    if kind is None:
+        own_trial = bool(TRIAL_NAME_RE.match(os.path.basename(real))) or bool(
+            names & {"agent", "verifier"}
+        )
+        kind = (
+            "trial"
+            if own_trial and not any(TRIAL_NAME_RE.match(e.name) for e in subdirs)
+            else "job"
+        )
+    if kind == "trial" and any(TRIAL_NAME_RE.match(e.name) for e in subdirs):
+        kind = "job"  # trials never hold trial folders: a job with an odd config/result
+    return kind, sniffed
+
+
+def _holds_trials_only(subdirs: list[os.DirEntry]) -> bool:
+    """A folder without job files that is a job all the same (it crashed before writing
+    them): a trial-named subfolder that is no job, and no other subfolder that is a job."""
+    trial = any(TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) != "job" for e in subdirs)
+    return trial and not any(
+        not TRIAL_NAME_RE.match(e.name) and _sniff_kind(e.path) == "job" for e in subdirs
+    )
+
+
+def _add_job(
+    real: str,
+    label: str | None,
+    entries: list[os.DirEntry],
+    subdirs: list[os.DirEntry],
+    out: Discovery,
+    root: str,
+) -> tuple[list[str], bool, bool]:
+    """Add the job folder ``real`` with its trial folders; returns (trials, whether they
+    were found by name alone, whether a trial-named symlink is broken)."""
+    trials, by_name, links = _trial_list(real, subdirs, out, root)
+    out.jobs.append(JobRef(real, label, trials, links=links))
+    broken = _broken_trial_links(entries, out)
+    return trials, by_name, broken
 
 
 def discover(

@@ -101,51 +101,68 @@ def named_start(name: str) -> str | None:
 def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadError]]:
     """Raw job record (timestamps still strings) and the load errors met."""
     errors: list[LoadError] = []
-
-    def _read(name: str) -> dict:
-        p = os.path.join(job_dir, name)
-        if not os.path.lexists(p):
-            return {}
-        val, err = read_json(p, "job")
-        if err is not None:
-            errors.append(LoadError(err.path, "job", err.error_type, err.message, job_id=job_id))
-            return {}
-        if not isinstance(val, dict):
-            errors.append(
-                LoadError(
-                    p,
-                    "job",
-                    "wrong_type",
-                    f"{name} holds a {type(val).__name__}, expected an object",
-                    job_id=job_id,
-                )
-            )
-            return {}
-        return val
-
-    cfg, res, lock = _read("config.json"), _read("result.json"), _read("lock.json")
+    cfg = _read_job_file(job_dir, "config.json", job_id, errors)
+    res = _read_job_file(job_dir, "result.json", job_id, errors)
+    lock = _read_job_file(job_dir, "lock.json", job_id, errors)
     if cfg:
         learn_config_secrets(cfg)  # echoed values are hidden in every output
-    launch = _read("evalkit-launch.json")
-    stats = as_dict(res.get("stats"))
-    orch = as_dict(cfg.get("orchestrator"))
-    agents = [a for a in _as_list(cfg.get("agents")) if isinstance(a, dict)]
-    datasets = [d for d in _as_list(cfg.get("datasets")) if isinstance(d, dict)]
-    if "n_completed_trials" in stats or "updated_at" in res:
-        fmt = "counters"
-    elif "n_trials" in stats:
-        fmt = "legacy-stats"
-    else:
-        fmt = "missing" if not res else "unknown"
-    if res.get("schema_version") is not None:
-        fmt = f"v{res.get('schema_version')}"
-    harbor = as_dict(lock.get("harbor"))
-
-    def _join(vals: list[str | None]) -> str | None:
-        seen = [v for v in dict.fromkeys(vals) if v]
-        return ", ".join(seen) if seen else None
-
+    launch = _read_job_file(job_dir, "evalkit-launch.json", job_id, errors)
     rec = {
+        **_result_fields(res),
+        **_config_fields(cfg),
+        "harbor_version": as_str(as_dict(lock.get("harbor")).get("version")),
+        "ts_lock": as_str(lock.get("created_at")),
+        "ts_named": named_start(os.path.basename(os.path.normpath(job_dir))),
+        "format": _result_format(res),
+        "config_json": _config_json(cfg) if cfg else None,
+        "job_name_cfg": as_str(cfg.get("job_name")),
+        "launch_state": as_str(launch.get("state")),
+    }
+    rec["analysis_checks"], rec["analysis_summary"] = _job_analysis(job_dir, job_id, errors)
+    return rec, errors
+
+
+def _read_job_file(job_dir: str, name: str, job_id: str, errors: list[LoadError]) -> dict:
+    """The object in a job's own JSON file; {} when absent, and {} plus a load error when
+    unreadable or not an object."""
+    p = os.path.join(job_dir, name)
+    if not os.path.lexists(p):
+        return {}
+    val, err = read_json(p, "job")
+    if err is not None:
+        errors.append(LoadError(err.path, "job", err.error_type, err.message, job_id=job_id))
+        return {}
+    if not isinstance(val, dict):
+        errors.append(
+            LoadError(
+                p,
+                "job",
+                "wrong_type",
+                f"{name} holds a {type(val).__name__}, expected an object",
+                job_id=job_id,
+            )
+        )
+        return {}
+    return val
+
+
+def _result_format(res: dict) -> str:
+    """Which result.json layout a job has: its schema version, 'counters' (0.6.2+),
+    'legacy-stats', 'missing' (no result.json) or 'unknown'."""
+    if res.get("schema_version") is not None:
+        return f"v{res.get('schema_version')}"
+    stats = as_dict(res.get("stats"))
+    if "n_completed_trials" in stats or "updated_at" in res:
+        return "counters"
+    if "n_trials" in stats:
+        return "legacy-stats"
+    return "missing" if not res else "unknown"
+
+
+def _result_fields(res: dict) -> dict[str, Any]:
+    """The job record's fields from result.json (legacy and current counter names)."""
+    stats = as_dict(res.get("stats"))
+    return {
         "harbor_job_id": as_str(res.get("id")),
         "ts_started": as_str(res.get("started_at")),
         "ts_updated": as_str(res.get("updated_at")),
@@ -155,25 +172,31 @@ def extract_job(job_dir: str, job_id: str) -> tuple[dict[str, Any], list[LoadErr
         "n_trials_declared": as_int(res.get("n_total_trials")),
         "stats_completed": as_int(stats.get("n_completed_trials", stats.get("n_trials"))),
         "stats_errored": as_int(stats.get("n_errored_trials", stats.get("n_errors"))),
-        "agent_name": _join(
+    }
+
+
+def _config_fields(cfg: dict) -> dict[str, Any]:
+    """The job record's fields from config.json: agents, models and datasets (distinct
+    values joined by ', '), attempts, concurrency, timeout multiplier, environment."""
+    orch = as_dict(cfg.get("orchestrator"))
+    agents = [a for a in _as_list(cfg.get("agents")) if isinstance(a, dict)]
+    datasets = [d for d in _as_list(cfg.get("datasets")) if isinstance(d, dict)]
+    return {
+        "agent_name": _join_distinct(
             [as_str(a.get("name")) or as_str(a.get("import_path")) for a in agents]
         ),
-        "model_name": _join([as_str(a.get("model_name")) for a in agents]),
-        "dataset": _join([_dataset_label(d) for d in datasets]),
+        "model_name": _join_distinct([as_str(a.get("model_name")) for a in agents]),
+        "dataset": _join_distinct([_dataset_label(d) for d in datasets]),
         "n_attempts": as_int(cfg.get("n_attempts")),
         "n_concurrent": as_int(cfg.get("n_concurrent_trials", orch.get("n_concurrent_trials"))),
         "timeout_multiplier": finite_float(cfg.get("timeout_multiplier")),
         "environment_type": as_str(as_dict(cfg.get("environment")).get("type")),
-        "harbor_version": as_str(harbor.get("version")),
-        "ts_lock": as_str(lock.get("created_at")),
-        "ts_named": named_start(os.path.basename(os.path.normpath(job_dir))),
-        "format": fmt,
-        "config_json": _config_json(cfg) if cfg else None,
-        "job_name_cfg": as_str(cfg.get("job_name")),
-        "launch_state": as_str(launch.get("state")),
     }
-    rec["analysis_checks"], rec["analysis_summary"] = _job_analysis(job_dir, job_id, errors)
-    return rec, errors
+
+
+def _join_distinct(vals: list[str | None]) -> str | None:
+    seen = [v for v in dict.fromkeys(vals) if v]
+    return ", ".join(seen) if seen else None
 
 
 def _job_analysis(job_dir: str, job_id: str, errors: list[LoadError]) -> tuple[Any, str | None]:

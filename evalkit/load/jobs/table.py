@@ -21,6 +21,15 @@ def run_names() -> pl.Expr:
     return pl.col("run").unique().sort().str.join(", ")
 
 
+#: Columns of the job rows read as strings whatever their values (all null included).
+_STRING_COLUMNS = (
+    "job_id", "job_name", "job_dir", "harbor_job_id", "ts_started", "ts_updated",
+    "ts_finished", "naive_tz", "__zone", "agent_name", "model_name", "dataset",
+    "environment_type", "harbor_version", "format", "config_json", "analysis_summary",
+    "state", "__launch_state", "__ts_lock", "__ts_named",
+)  # fmt: skip
+
+
 def jobs_frame(
     job_recs: list[dict],
     trials: pl.DataFrame,
@@ -29,89 +38,15 @@ def jobs_frame(
     now: float,
     window: float,
 ) -> pl.DataFrame:
+    """One row per job record: its own fields, times in UTC, trial counts and state."""
     if not job_recs:
         return empty(JOB_COLUMNS)
-    counts = trials.group_by("job_id").agg(
-        pl.max_horizontal(pl.col("finished_at").max(), pl.col("started_at").max()).alias(
-            "__last_trial"
-        ),
-        pl.len().alias("n_trials_found"),
-        pl.col("outcome").ne("incomplete").sum().alias("n_trials_with_result"),
-        run_names().alias("run"),
-    )
-    rows = []
-    for rec in job_recs:
-        rows.append(
-            {
-                "job_id": rec["job_id"],
-                "job_name": rec["job_name"],
-                "job_dir": rec["job_dir"],
-                "harbor_job_id": rec["harbor_job_id"],
-                "source_format": "harbor",
-                "ts_started": rec["ts_started"],
-                "ts_updated": rec["ts_updated"],
-                "ts_finished": rec["ts_finished"],
-                "naive_tz": zone_note.get(rec["job_id"]),
-                "__zone": (zone_note.get(rec["job_id"]) or "UTC").split(" ")[0],
-                "n_trials_declared": rec["n_trials_declared"],
-                "stats_completed": rec["stats_completed"],
-                "stats_errored": rec["stats_errored"],
-                "agent_name": rec["agent_name"],
-                "model_name": rec["model_name"],
-                "dataset": rec["dataset"],
-                "n_attempts": rec["n_attempts"],
-                "n_concurrent": rec["n_concurrent"],
-                "timeout_multiplier": rec["timeout_multiplier"],
-                "environment_type": rec["environment_type"],
-                "harbor_version": rec["harbor_version"],
-                "format": rec["format"],
-                "config_json": rec["config_json"],
-                "analysis_summary": rec["analysis_summary"],
-                "analysis_checks": rec["analysis_checks"],
-                "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
-                "__ts_lock": rec.get("ts_lock"),
-                "__ts_named": rec.get("ts_named"),
-                "__result_present": rec["result_present"],
-                "__launch_state": rec.get("launch_state"),
-            }
-        )
-    str_cols = (
-        "job_id",
-        "job_name",
-        "job_dir",
-        "harbor_job_id",
-        "ts_started",
-        "ts_updated",
-        "ts_finished",
-        "naive_tz",
-        "__zone",
-        "agent_name",
-        "model_name",
-        "dataset",
-        "environment_type",
-        "harbor_version",
-        "format",
-        "config_json",
-        "analysis_summary",
-        "state",
-        "__launch_state",
-        "__ts_lock",
-        "__ts_named",
-    )
-    df = pl.DataFrame(
-        rows,
-        infer_schema_length=None,
-        schema_overrides={**dict.fromkeys(str_cols, pl.String), "analysis_checks": ANALYSIS},
-    )
-    zones = sorted(set(df["__zone"].to_list()))
+    counts = _trial_counts(trials)
+    overrides = {**dict.fromkeys(_STRING_COLUMNS, pl.String), "analysis_checks": ANALYSIS}
+    rows = [_job_row(rec, zone_note) for rec in job_recs]
+    df = pl.DataFrame(rows, infer_schema_length=None, schema_overrides=overrides)
     df = (
-        df.with_columns(
-            to_utc(pl.col("ts_started"), pl.col("__zone"), zones).alias("started_at"),
-            to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
-            to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
-            to_utc(pl.col("__ts_lock"), pl.col("__zone"), zones).alias("__lock_at"),
-            to_utc(pl.col("__ts_named"), pl.col("__zone"), zones).alias("__named_at"),
-        )
+        _with_utc_times(df)
         .join(counts, on="job_id", how="left")
         .with_columns(
             pl.col("n_trials_found").fill_null(0), pl.col("n_trials_with_result").fill_null(0)
@@ -119,6 +54,66 @@ def jobs_frame(
     )
     df = df.with_columns(_state_expr(now, window))
     return conform(df, JOB_COLUMNS, extra=False)
+
+
+def _trial_counts(trials: pl.DataFrame) -> pl.DataFrame:
+    """Per job_id: the newest trial time, the trials found and with a result, the runs."""
+    return trials.group_by("job_id").agg(
+        pl.max_horizontal(pl.col("finished_at").max(), pl.col("started_at").max()).alias(
+            "__last_trial"
+        ),
+        pl.len().alias("n_trials_found"),
+        pl.col("outcome").ne("incomplete").sum().alias("n_trials_with_result"),
+        run_names().alias("run"),
+    )
+
+
+def _job_row(rec: dict, zone_note: dict[str, str]) -> dict:
+    """The row of one job record (timestamps still naive strings, read in ``__zone``)."""
+    return {
+        "job_id": rec["job_id"],
+        "job_name": rec["job_name"],
+        "job_dir": rec["job_dir"],
+        "harbor_job_id": rec["harbor_job_id"],
+        "source_format": "harbor",
+        "ts_started": rec["ts_started"],
+        "ts_updated": rec["ts_updated"],
+        "ts_finished": rec["ts_finished"],
+        "naive_tz": zone_note.get(rec["job_id"]),
+        "__zone": (zone_note.get(rec["job_id"]) or "UTC").split(" ")[0],
+        "n_trials_declared": rec["n_trials_declared"],
+        "stats_completed": rec["stats_completed"],
+        "stats_errored": rec["stats_errored"],
+        "agent_name": rec["agent_name"],
+        "model_name": rec["model_name"],
+        "dataset": rec["dataset"],
+        "n_attempts": rec["n_attempts"],
+        "n_concurrent": rec["n_concurrent"],
+        "timeout_multiplier": rec["timeout_multiplier"],
+        "environment_type": rec["environment_type"],
+        "harbor_version": rec["harbor_version"],
+        "format": rec["format"],
+        "config_json": rec["config_json"],
+        "analysis_summary": rec["analysis_summary"],
+        "analysis_checks": rec["analysis_checks"],
+        "__mtime": _latest_mtime(rec["job_dir"], rec["_ref"].trials),
+        "__ts_lock": rec.get("ts_lock"),
+        "__ts_named": rec.get("ts_named"),
+        "__result_present": rec["result_present"],
+        "__launch_state": rec.get("launch_state"),
+    }
+
+
+def _with_utc_times(df: pl.DataFrame) -> pl.DataFrame:
+    """The job's naive timestamps as UTC datetimes, each read in the job's ``__zone``."""
+    zones = sorted(set(df["__zone"].to_list()))
+    return df.with_columns(
+        to_utc(pl.col("ts_started"), pl.col("__zone"), zones).alias("started_at"),
+        to_utc(pl.col("ts_updated"), pl.col("__zone"), zones).alias("updated_at"),
+        to_utc(pl.col("ts_finished"), pl.col("__zone"), zones).alias("finished_at"),
+        to_utc(pl.col("__ts_lock"), pl.col("__zone"), zones).alias("__lock_at"),
+        to_utc(pl.col("__ts_named"), pl.col("__zone"), zones).alias("__named_at"),
+    )
 
 
 def _latest_mtime(job_dir: str, trial_dirs: list[str]) -> float:

@@ -172,6 +172,22 @@ def read_rollouts(
         errors.append(
             LoadError(p, "rollout", "no_rollouts", "no rollout .jsonl files found", job_id)
         )
+    convs = _convert_files(files, job_id, job_name, errors, progress)
+    trials = _with_results(_trials(convs), results, job_dir, errors)
+    details = _run_details(trials)
+    trials = conform(trials, TRIAL_COLUMNS, extra=False)
+    steps, calls = _steps(convs), _calls(convs)
+    rows = [f for c in convs for f in c.findings]
+    findings = conform(pl.DataFrame(rows), FINDING_COLUMNS) if rows else empty(FINDING_COLUMNS)
+    jobs = _jobs(trials, job_id, job_name, job_dir, len(files))
+    return RolloutFrames(jobs, trials, steps, calls, findings, errors, details)
+
+
+def _convert_files(
+    files: list[str], job_id: str, job_name: str, errors: list[LoadError], progress: bool
+) -> list[Converted]:
+    """Each rollout file read and converted, in file order; empty files and a second file
+    of the same run id are load errors (and skipped)."""
     it = files
     if progress and len(files) > 1:
         from tqdm.auto import tqdm
@@ -203,7 +219,17 @@ def read_rollouts(
             continue
         seen[tid] = f
         convs.append(c)
-    trials = _trials(convs)
+    return convs
+
+
+def _with_results(
+    trials: pl.DataFrame,
+    results: str | pl.DataFrame | None,
+    job_dir: str,
+    errors: list[LoadError],
+) -> pl.DataFrame:
+    """Trials joined with the results (a given frame or path, else the folder's own
+    results.jsonl when there is one)."""
     res_df = None
     if isinstance(results, pl.DataFrame):
         res_df = results
@@ -214,7 +240,12 @@ def read_rollouts(
         res_df = read_results_jsonl(rpath, errors=errors)
     if res_df is not None and trials.height:
         trials = join_results(trials, res_df)
-    details = trials.select(
+    return trials
+
+
+def _run_details(trials: pl.DataFrame) -> pl.DataFrame:
+    """trial_id and the rollout-only columns of the trials (hidden ``_`` columns left out)."""
+    return trials.select(
         "trial_id",
         *[
             c
@@ -222,12 +253,6 @@ def read_rollouts(
             if c in trials.columns and not c.startswith("_")
         ],
     )
-    trials = conform(trials, TRIAL_COLUMNS, extra=False)
-    steps, calls = _steps(convs), _calls(convs)
-    rows = [f for c in convs for f in c.findings]
-    findings = conform(pl.DataFrame(rows), FINDING_COLUMNS) if rows else empty(FINDING_COLUMNS)
-    jobs = _jobs(trials, job_id, job_name, job_dir, len(files))
-    return RolloutFrames(jobs, trials, steps, calls, findings, errors, details)
 
 
 def _trials(convs: list[Converted]) -> pl.DataFrame:

@@ -190,6 +190,49 @@ def add_document(
         doc, problems, n_bad = lenient(doc, start_index)
     else:
         problems, n_bad = [], 0
+    res = _document_result(doc, problems, n_bad)
+    st = doc.steps
+    if not st:
+        return res
+    n = len(st)
+    src = [s.source for s in st]
+    copied = [s.is_copied_context for s in st]
+    ts = [s.timestamp for s in st]
+    pt, ct, ca, cost = _usage_columns(st, res.version)
+    # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
+    # not counted as the main agent's
+    side = [type(x := s.extra) is dict and x.get("is_sidechain") is True for s in st]
+    main = [is_main and not sc for sc in side]
+    n_calls, step_obs = _add_tool_calls(
+        acc.calls, res, st, ts, (trial_id, start_index), (trajectory, main, task_step)
+    )
+    for so, cp, nc, sc in zip(src, copied, n_calls, side, strict=True):
+        if so == "agent" and not cp and not sc:
+            res.n_agent_steps += 1
+            res.n_tool_calls += nc
+    S = acc.steps
+    S["trial_id"].extend([trial_id] * n)
+    S["step_index"].extend(range(start_index, start_index + n))
+    S["trajectory"].extend([trajectory] * n)
+    S["is_main"].extend(main)
+    S["task_step"].extend([task_step] * n)
+    S["source"].extend(src)
+    S["_ts"].extend(ts)
+    S["prompt_tokens"].extend(pt)
+    S["completion_tokens"].extend(ct)
+    S["cached_tokens"].extend(ca)
+    S["cost_usd"].extend(cost)
+    S["n_tool_calls"].extend(n_calls)
+    S["observation"].extend(step_obs)
+    S["is_copied_context"].extend(copied)
+    S["is_sidechain"].extend(side)
+    _extend_step_content(S, st, src, _agent_model(doc.agent))
+    return res
+
+
+def _document_result(doc: Trajectory, problems: list, n_bad: int) -> DocResult:
+    """The document-level part of a DocResult: version, final metrics, continuation and
+    embedded subagents (the step counts and subagent refs are added per step)."""
     res = DocResult(version=atif_version(doc.schema_version), n_bad_steps=n_bad, problems=problems)
     fm = doc.final_metrics
     res.final_metrics = fm if isinstance(fm, dict) else None
@@ -198,16 +241,20 @@ def add_document(
     emb = doc.subagent_trajectories
     if isinstance(emb, list):
         res.embedded = [e for e in emb if isinstance(e, dict)]
-    agent = doc.agent
-    agent_model = agent.get("model_name") if isinstance(agent, dict) else None
-    agent_model = agent_model if isinstance(agent_model, str) else None
-    st = doc.steps
-    if not st:
-        return res
-    n = len(st)
-    src = [s.source for s in st]
-    copied = [s.is_copied_context for s in st]
-    ts = [s.timestamp for s in st]
+    return res
+
+
+def _agent_model(agent: Any) -> str | None:
+    """The document's ``agent.model_name`` (the default of its agent steps), if a string."""
+    model = agent.get("model_name") if isinstance(agent, dict) else None
+    return model if isinstance(model, str) else None
+
+
+def _usage_columns(
+    st: list[Step], version: tuple[int, int] | None
+) -> tuple[list, list, list, list]:
+    """The prompt, completion and cached token and cost columns of a document's steps
+    (before v1.2 prompt_tokens excluded the cached tokens: they are added back)."""
     ms = [s.metrics or _NO_METRICS for s in st]
     pt = [x if (x := m.prompt_tokens) is None or type(x) is int else as_int(x) for m in ms]
     ct = [x if (x := m.completion_tokens) is None or type(x) is int else as_int(x) for m in ms]
@@ -216,38 +263,37 @@ def add_document(
         x if (x := m.cost_usd) is None or (type(x) is float and x - x == 0) else finite_float(x)
         for m in ms
     ]
-    if res.version is not None and res.version < (1, 2):  # prompt_tokens excluded cached
+    if version is not None and version < (1, 2):
         pt = [p + c if p is not None and c else p for p, c in zip(pt, ca, strict=True)]
-    # Claude Code subagent steps inside the main file (extra.is_sidechain): kept, flagged,
-    # not counted as the main agent's
-    side = [type(x := s.extra) is dict and x.get("is_sidechain") is True for s in st]
-    main = [is_main and not sc for sc in side]
+    return pt, ct, ca, cost
+
+
+def _add_tool_calls(
+    out: list, res: DocResult, st: list[Step], ts: list, where: tuple, label: tuple
+) -> tuple[list[int], list[str | None]]:
+    """Append the tool-call rows of a document's steps; returns the per-step call counts
+    and step-level observation texts. ``where`` is (trial_id, first step_index), ``label``
+    (trajectory, per-step is_main, task_step)."""
+    trial_id, start_index = where
+    trajectory, main, task_step = label
+    n = len(st)
     n_calls = [0] * n
     step_obs: list[str | None] = [None] * n
     for i, s in enumerate(st):
         if s.tool_calls is not None or s.observation is not None:
             n_calls[i], step_obs[i] = _calls_and_observations(
-                acc.calls,
-                res,
-                s,
-                ts[i],
-                (trial_id, start_index + i),
-                (trajectory, main[i], task_step),
+                out, res, s, ts[i], (trial_id, start_index + i), (trajectory, main[i], task_step)
             )
-    for so, cp, nc, sc in zip(src, copied, n_calls, side, strict=True):
-        if so == "agent" and not cp and not sc:
-            res.n_agent_steps += 1
-            res.n_tool_calls += nc
-    S = acc.steps
-    S["trial_id"].extend([trial_id] * n)
-    S["step_index"].extend(range(start_index, start_index + n))
+    return n_calls, step_obs
+
+
+def _extend_step_content(
+    S: dict[str, list], st: list[Step], src: list, agent_model: str | None
+) -> None:
+    """Append the columns read from each step's own content (ids, model, texts, extra)."""
     S["step_id"].extend(
         [x if (x := s.step_id) is None or type(x) is int else as_int(x) for s in st]
     )
-    S["trajectory"].extend([trajectory] * n)
-    S["is_main"].extend(main)
-    S["task_step"].extend([task_step] * n)
-    S["source"].extend(src)
     S["model_name"].extend(
         [
             x if (x := s.model_name) is not None else (agent_model if so == "agent" else None)
@@ -260,20 +306,10 @@ def add_document(
     S["reasoning_content"].extend(
         [x if type(x := s.reasoning_content) is str or x is None else _json_text(x) for s in st]
     )
-    S["_ts"].extend(ts)
-    S["prompt_tokens"].extend(pt)
-    S["completion_tokens"].extend(ct)
-    S["cached_tokens"].extend(ca)
-    S["cost_usd"].extend(cost)
-    S["n_tool_calls"].extend(n_calls)
-    S["observation"].extend(step_obs)
-    S["is_copied_context"].extend(copied)
     S["llm_call_count"].extend(
         [x if (x := s.llm_call_count) is None or type(x) is int else as_int(x) for s in st]
     )
     S["extra"].extend([_json_text(x) if (x := s.extra) else None for s in st])
-    S["is_sidechain"].extend(side)
-    return res
 
 
 def _calls_and_observations(

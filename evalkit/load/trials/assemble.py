@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,16 @@ def _label_last(df: pl.DataFrame, rec: dict) -> pl.DataFrame:
     )
 
 
+@dataclass
+class _Zones:
+    """Where naive timestamps are read: each job's zone, the note saying why, and the
+    trials whose own zone differs from their job's."""
+
+    by_job: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    by_trial: dict[str, str] = field(default_factory=dict)
+
+
 def assemble(
     plans: list[JobTrials],
     job_recs: list[dict[str, Any]],
@@ -104,20 +115,49 @@ def assemble(
     """Derived trial rows of every job (in job order, trial_dir order within a job) and the
     note on each job's naive-timestamp zone; writes the cache of every job it derived."""
     key = derive_key(policy, outcome_rule)
+    zones = _Zones()
+    parts, todo = _reuse_derived_jobs(plans, job_recs, key, zones)
+    raws = _raw_rows(plans, job_recs, todo)
+    if todo:
+        _choose_zones(raws, job_recs, todo, policy, zones)
+    if raws:
+        kept, to_derive = _rows_to_derive(raws, plans, job_recs, key, zones)
+        by_job = _derive_in_zones(to_derive, zones, outcome_rule)
+        for i in raws:
+            rec = job_recs[i]
+            parts[i] = _job_rows(by_job.get((rec["job_id"],)), kept.get(i), rec)
+            # a fast-path job derived with other options keeps its table (and generation):
+            # only rows that changed are written
+            if cache and rec["_ref"].only is None and not plans[i].from_cache:
+                meta = {"derive": key, "zone": zones.by_job[rec["job_id"]], "zone_note": zones.notes[rec["job_id"]]}  # fmt: skip
+                save_job(plans[i], parts[i].drop("__label"), meta)
+    return _in_job_order(parts, outcome_rule), zones.notes
+
+
+def _reuse_derived_jobs(
+    plans: list[JobTrials], job_recs: list[dict[str, Any]], key: str, zones: _Zones
+) -> tuple[dict[int, pl.DataFrame], list[int]]:
+    """Rows of the jobs reused whole from the cache, derived with ``key`` in a zone that
+    does not depend on the other jobs (their zones go into ``zones``), and the indexes of
+    the jobs left to derive."""
     parts: dict[int, pl.DataFrame] = {}
-    zone_by_job: dict[str, str] = {}
-    notes: dict[str, str] = {}
     todo: list[int] = []
     for i, (p, rec) in enumerate(zip(plans, job_recs, strict=True)):
         m = p.meta
         settled = "zone" in m and not depends_on_other_jobs(m.get("zone_note"))
         if p.from_cache and key and m.get("derive") == key and settled:
             parts[i] = _label_last(rows(p), rec)  # type: ignore[arg-type]
-            zone_by_job[rec["job_id"]], notes[rec["job_id"]] = m["zone"], m["zone_note"]
+            zones.by_job[rec["job_id"]], zones.notes[rec["job_id"]] = m["zone"], m["zone_note"]
         else:
             todo.append(i)
+    return parts, todo
 
-    # raw rows of the jobs to derive: kept cached rows (raw columns) + rows extracted now
+
+def _raw_rows(
+    plans: list[JobTrials], job_recs: list[dict[str, Any]], todo: list[int]
+) -> dict[int, pl.DataFrame]:
+    """Raw rows of each job to derive (kept cached rows + rows extracted now, in trial_dir
+    order), with the job columns and the zone columns parsed; jobs without rows are left out."""
     raws: dict[int, pl.DataFrame] = {}
     for i in todo:
         p, rec = plans[i], job_recs[i]
@@ -129,24 +169,42 @@ def assemble(
         if rec["_ref"].only is not None:
             f = f.filter(pl.col("trial_dir").is_in(sorted(rec["_ref"].only)))
         # zone columns parsed now for every row (shared with derive); the rest only for the
-        # rows derived below
+        # rows derived later
         raws[i] = with_parsed(_job_columns(f, rec), ZONE_SOURCES)
-    if todo:
-        raw = (
-            pl.concat(list(raws.values()), how="vertical_relaxed")
-            if raws
-            else with_parsed(empty_raw(), ZONE_SOURCES)
-        )
-        z, n, fallback = job_zones(raw, [job_recs[i] for i in todo], policy)
-        zone_by_job.update(z)
-        notes.update(n)
-        sibling_zones(job_recs, zone_by_job, notes, fallback)
-        zone_by_trial = trial_zones(raw, fallback)
-    else:
-        zone_by_trial = {}
+    return raws
 
-    # derive: only the new rows of a job whose kept rows were derived with this key and zone
-    reuse: dict[int, pl.DataFrame] = {}
+
+def _choose_zones(
+    raws: dict[int, pl.DataFrame],
+    job_recs: list[dict[str, Any]],
+    todo: list[int],
+    policy: str,
+    zones: _Zones,
+) -> None:
+    """Zones of the jobs to derive (from their own rows, else from their sibling jobs)
+    and of trials that differ from their job, added to ``zones``."""
+    raw = (
+        pl.concat(list(raws.values()), how="vertical_relaxed")
+        if raws
+        else with_parsed(empty_raw(), ZONE_SOURCES)
+    )
+    z, n, fallback = job_zones(raw, [job_recs[i] for i in todo], policy)
+    zones.by_job.update(z)
+    zones.notes.update(n)
+    sibling_zones(job_recs, zones.by_job, zones.notes, fallback)
+    zones.by_trial = trial_zones(raw, fallback)
+
+
+def _rows_to_derive(
+    raws: dict[int, pl.DataFrame],
+    plans: list[JobTrials],
+    job_recs: list[dict[str, Any]],
+    key: str,
+    zones: _Zones,
+) -> tuple[dict[int, pl.DataFrame], list[pl.DataFrame]]:
+    """The kept derived rows of each job whose cached rows were derived with this key and
+    zone (only its new rows are derived), and the raw rows to derive of every job."""
+    kept_rows: dict[int, pl.DataFrame] = {}
     to_derive = []
     for i, f in raws.items():
         p, jid = plans[i], job_recs[i]["job_id"]
@@ -157,40 +215,49 @@ def assemble(
             and kept is not None
             and kept.height
             and m.get("derive") == key
-            and (m.get("zone"), m.get("zone_note")) == (zone_by_job[jid], notes[jid])
+            and (m.get("zone"), m.get("zone_note")) == (zones.by_job[jid], zones.notes[jid])
         ):
-            reuse[i] = kept
+            kept_rows[i] = kept
             new_ids = set() if p.new is None else set(p.new["trial_id"].to_list())
             f = f.filter(pl.col("trial_id").is_in(list(new_ids)))
         to_derive.append(f)
-    if to_derive:
-        raw = pl.concat(to_derive, how="vertical_relaxed")
-        job_zone = pl.col("job_id").replace_strict(zone_by_job, default="UTC", return_dtype=pl.String)  # fmt: skip
-        trial_zone = pl.col("trial_id").replace_strict(zone_by_trial, default=None, return_dtype=pl.String)  # fmt: skip
-        raw = raw.with_columns(pl.coalesce(trial_zone, job_zone).alias("__zone"))
-        zones = sorted(set(zone_by_job.values()) | set(zone_by_trial.values()))
-        derived = derive(raw, zones, outcome_rule)
-        by_job = derived.partition_by("job_id", as_dict=True, maintain_order=True)
-        for i in raws:
-            rec = job_recs[i]
-            got = by_job.get((rec["job_id"],))
-            part = _label_last(got, rec) if got is not None else None
-            if i in reuse:
-                old = _label_last(reuse[i], rec)
-                part = old if part is None else pl.concat([old, part.select(old.columns)])
-                part = part.sort("trial_dir")
-            parts[i] = part  # type: ignore[assignment]
-            # a fast-path job derived with other options keeps its table (and generation):
-            # only rows that changed are written
-            if cache and rec["_ref"].only is None and not plans[i].from_cache:
-                meta = {"derive": key, "zone": zone_by_job[rec["job_id"]], "zone_note": notes[rec["job_id"]]}  # fmt: skip
-                save_job(plans[i], parts[i].drop("__label"), meta)
+    return kept_rows, to_derive
+
+
+def _derive_in_zones(
+    to_derive: list[pl.DataFrame], zones: _Zones, outcome_rule: str
+) -> dict[tuple, pl.DataFrame]:
+    """Derived rows of all jobs at once (each row read in its trial's, else its job's,
+    zone), split by job_id."""
+    raw = pl.concat(to_derive, how="vertical_relaxed")
+    job_zone = pl.col("job_id").replace_strict(zones.by_job, default="UTC", return_dtype=pl.String)  # fmt: skip
+    trial_zone = pl.col("trial_id").replace_strict(zones.by_trial, default=None, return_dtype=pl.String)  # fmt: skip
+    raw = raw.with_columns(pl.coalesce(trial_zone, job_zone).alias("__zone"))
+    names = sorted(set(zones.by_job.values()) | set(zones.by_trial.values()))
+    derived = derive(raw, names, outcome_rule)
+    return derived.partition_by("job_id", as_dict=True, maintain_order=True)
+
+
+def _job_rows(
+    derived: pl.DataFrame | None, kept: pl.DataFrame | None, rec: dict
+) -> pl.DataFrame | None:
+    """A job's rows: the rows derived now after its kept rows, in trial_dir order."""
+    part = _label_last(derived, rec) if derived is not None else None
+    if kept is not None:
+        old = _label_last(kept, rec)
+        part = old if part is None else pl.concat([old, part.select(old.columns)])
+        part = part.sort("trial_dir")
+    return part
+
+
+def _in_job_order(parts: dict[int, pl.DataFrame], outcome_rule: str) -> pl.DataFrame:
+    """The jobs' rows in job order as one frame (a zero-row derived frame for none)."""
     ordered = [parts[i] for i in sorted(parts)]
     if not ordered:
         empty = empty_raw().with_columns(pl.lit(None, pl.String).alias("__zone"))
-        return derive(empty, ["UTC"], outcome_rule), notes
+        return derive(empty, ["UTC"], outcome_rule)
     cols = ordered[0].columns
-    return pl.concat([f.select(cols) for f in ordered], how="vertical_relaxed"), notes
+    return pl.concat([f.select(cols) for f in ordered], how="vertical_relaxed")
 
 
 def load_key(
