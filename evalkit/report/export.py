@@ -16,7 +16,8 @@ from typing import Any
 BUNDLE_MARKER = "evalkit: vega-embed bundle"
 #: Class of a chart's static image (evalkit/charts/offline.py: STATIC_CLASS, same check).
 STATIC_CLASS = "evalkit-chart-static"
-_STATIC_IMAGE = re.compile(rf'<img class="{STATIC_CLASS}"[^>]*>')
+# attributes in any order: nbconvert writes outputs back sorted (attribute values escape ">")
+_STATIC_IMAGE = re.compile(rf'<img\b[^>]*\bclass="{STATIC_CLASS}"[^>]*>')
 
 _SCRIPT = re.compile(r"<script\b([^>]*)>(.*?)</script\s*>", re.I | re.S)
 _LINK = re.compile(r"<link\b[^>]*>", re.I)
