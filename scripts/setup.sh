@@ -14,6 +14,9 @@ fi
 
 export UV_PYTHON_DOWNLOADS=never
 export UV_LINK_MODE="${UV_LINK_MODE:-copy}"
+# installed packages are compiled to bytecode once: where PYTHONDONTWRITEBYTECODE is set (CI
+# images, containers) every process would otherwise compile each module it imports again
+export UV_COMPILE_BYTECODE="${UV_COMPILE_BYTECODE:-1}"
 
 find_python() {
   for cand in "${EVALKIT_PYTHON:-}" python3.11 python3.12 python3.13 python3; do
