@@ -25,7 +25,7 @@ from evalkit.load.rollouts.convert import Converted, convert
 from evalkit.load.rollouts.events import looks_like_rollout_file, read_rollout_file
 from evalkit.load.rollouts.results import join_results, outcome_exprs, read_results_jsonl
 from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS, as_columns
-from evalkit.load.steps.frames import calls_frame, parse_timestamps, steps_frame
+from evalkit.load.steps.derive import calls_frame, parse_timestamps, steps_frame
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
 DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")

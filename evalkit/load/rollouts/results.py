@@ -19,7 +19,7 @@ import polars as pl
 
 from evalkit.load import io
 from evalkit.load.errors import LoadError
-from evalkit.load.steps.frames import parse_timestamps
+from evalkit.load.steps.derive import parse_timestamps
 
 #: Typed columns of read_results_jsonl (other keys are kept as String / JSON text).
 RESULTS_SCHEMA: dict[str, pl.DataType] = {

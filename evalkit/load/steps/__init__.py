@@ -44,8 +44,8 @@ def read_trajectory(
     file gives one with error_type 'not_atif'). ``trial_id`` defaults to a hash of the path.
     """
     from evalkit.load.cache import path_key
+    from evalkit.load.steps.derive import calls_frame, final_totals, steps_frame
     from evalkit.load.steps.extract import parse_file
-    from evalkit.load.steps.frames import calls_frame, final_totals, steps_frame
 
     p = os.fspath(path)
     tid = trial_id if trial_id is not None else path_key(p)

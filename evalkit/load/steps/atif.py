@@ -3,7 +3,7 @@
 The document comes as the Structs of ``steps/schema.py`` (decoded by msgspec, or a parsed
 object converted by ``schema.lenient``); the per-step Python here builds the columns, the
 vectorised parts (timestamps, exit codes, is_error, retries) run later over whole frames
-(``frames.py``). Nothing here raises on bad content: wrong types become nulls, non-object
+(``derive.py``). Nothing here raises on bad content: wrong types become nulls, non-object
 steps and calls are counted and reported by the caller.
 """
 

@@ -27,8 +27,7 @@ from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
 from evalkit.load.steps import job_cache
 from evalkit.load.steps.atif import Acc
-from evalkit.load.steps.extract import Listing, parse_trial
-from evalkit.load.steps.frames import (
+from evalkit.load.steps.derive import (
     final_totals,
     finish_calls,
     finish_steps,
@@ -36,6 +35,7 @@ from evalkit.load.steps.frames import (
     raw_steps_frame,
     trial_summary,
 )
+from evalkit.load.steps.extract import Listing, parse_trial
 from evalkit.load.trials.table import job_sig
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,

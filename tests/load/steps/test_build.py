@@ -10,7 +10,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from evalkit.load.steps import table
-from evalkit.load.steps.frames import trial_summary
+from evalkit.load.steps.derive import trial_summary
 from evalkit.load.steps.table import build_trajectories
 from tests.load.steps.steps_helpers import ATIF, GOLDEN, HERMES, NATIVE, atif_doc, trials_frame
 

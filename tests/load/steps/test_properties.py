@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from evalkit.load.steps import read_trajectory
 from evalkit.load.steps.atif import Acc, add_document
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
-from evalkit.load.steps.frames import calls_frame, steps_frame
+from evalkit.load.steps.derive import calls_frame, steps_frame
 
 scalar = st.one_of(
     st.none(),

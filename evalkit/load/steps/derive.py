@@ -1,4 +1,4 @@
-"""Column accumulators -> typed steps / tool_calls / trial_summary frames (vectorised).
+"""Accumulated columns -> typed steps / tool_calls / trial_summary frames (vectorised).
 
 Timestamps, exit codes, is_error and retries are computed here over whole frames (Polars
 expressions), once per load, not per row in Python.
