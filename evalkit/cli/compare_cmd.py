@@ -299,22 +299,10 @@ def compare_cmd(
     runs, ka, kb = _load(runs_dir, a, b)
     if steps:
         _ = runs.steps
-    try:
-        skip = flaky_task_names(runs.trials) if exclude_flaky else []
-        cmp = compare(
-            runs, ka, kb, lam=lam, alpha=alpha, tau=tau, checksums=checksums, exclude_tasks=skip
-        )
-        if exclude_flaky:
-            err_console().print(f"Left out {len(cmp.options['exclude_tasks'])} flaky task(s).")
-    except (KeyError, ValueError) as e:
-        console().print(f"[red]{safe(str(e.args[0] if e.args else e))}[/red]")
-        raise typer.Exit(2) from None
+    cmp = _compare_or_exit(runs, ka, kb, exclude_flaky, lam=lam, alpha=alpha, tau=tau,
+                           checksums=checksums)  # fmt: skip
     if json_out is not None:
-        data = orjson.dumps(
-            cmp.to_json(min_shared_tasks=min_shared_tasks, include_integrity=steps),
-            option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
-            default=str,
-        )
+        data = _compare_json(cmp, min_shared_tasks, steps)
         if str(json_out) == "-":
             sys.stdout.write(data.decode() + "\n")
             if gate:
@@ -326,6 +314,31 @@ def compare_cmd(
         console().print(f"compare.json written to {safe(str(json_out))}")
     if gate:
         raise typer.Exit(cmp.gate().exit_code)
+
+
+def _compare_or_exit(
+    runs: evalkit.Runs, ka: str, kb: str, exclude_flaky: bool, **options: Any
+) -> Comparison:
+    """The comparison of runs ``ka`` and ``kb`` (flaky tasks left out when asked, and
+    counted); a problem with the runs or options is printed and exits with 2."""
+    try:
+        skip = flaky_task_names(runs.trials) if exclude_flaky else []
+        cmp = compare(runs, ka, kb, exclude_tasks=skip, **options)
+        if exclude_flaky:
+            err_console().print(f"Left out {len(cmp.options['exclude_tasks'])} flaky task(s).")
+    except (KeyError, ValueError) as e:
+        console().print(f"[red]{safe(str(e.args[0] if e.args else e))}[/red]")
+        raise typer.Exit(2) from None
+    return cmp
+
+
+def _compare_json(cmp: Comparison, min_shared_tasks: int, steps: bool) -> bytes:
+    """compare.json's bytes (indented, keys sorted; integrity figures only with ``steps``)."""
+    return orjson.dumps(
+        cmp.to_json(min_shared_tasks=min_shared_tasks, include_integrity=steps),
+        option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS,
+        default=str,
+    )
 
 
 @app.command("bundle")

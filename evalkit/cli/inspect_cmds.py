@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import typer
+from rich.console import Console
 
 import evalkit
 from evalkit.cli.app import app
@@ -25,7 +27,7 @@ from evalkit.compare.select import closest
 from evalkit.load.outcomes import OUTCOMES
 from evalkit.load.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
-from evalkit.tables.trials import find_job
+from evalkit.tables.trials import TaskDetail, find_job
 
 FormatOpt = typer.Option(
     "table",
@@ -196,17 +198,7 @@ def task_cmd(
     hit = _resolve_job(runs, job)
     det = task_detail(runs.trials, hit["job_id"].to_list(), hit["job_name"][0], task, tail)
     if det.trials.height == 0:
-        ids = hit["job_id"].to_list()
-        names = sorted(
-            runs.trials.filter(pl.col("job_id").is_in(ids))["task_name"].drop_nulls().unique()
-        )
-        near = closest(task, names) or closest(task.rsplit("/", 1)[-1], names)
-        hint = f"closest: {', '.join(near)}" if near else f"tasks: {', '.join(names[:10])}"
-        err_console().print(
-            f"[red]No trials of task {safe(repr(task))} in {safe(hit['job_name'][0])}.[/red] "
-            f"{safe(hint)}"
-        )
-        raise typer.Exit(2)
+        _no_such_task(runs, hit, task)
     if fmt != "table":  # every text field redacted (exception messages, ...); paths kept
         rows = det.trials.drop("trial_dir", "config_json", strict=False)
         text = [c for c in rows.columns if not c.endswith(("_id", "_dir", "_path", "_uri"))]
@@ -217,33 +209,54 @@ def task_cmd(
         f"[bold]{safe(det.task_name)}[/bold] in {safe(det.job_name)}: {det.trials.height} attempt(s)"
     )
     for r in det.trials.iter_rows(named=True):
-        name = r["trial_name"]
-        rewards = ", ".join(f"{x['name']}={x['value']:g}" for x in (r["rewards"] or [])) or "-"
-        rewards = safe(rewards)
-        c.rule(f"attempt {r['attempt']}: {safe(name)}", style=OUTCOME_STYLE.get(r["outcome"], ""))
+        _print_attempt(c, r, det, tail)
+
+
+def _no_such_task(runs: evalkit.Runs, hit: pl.DataFrame, task: str) -> None:
+    """Exit 2 saying the job has no trials of ``task``, with the closest task names."""
+    ids = hit["job_id"].to_list()
+    names = sorted(
+        runs.trials.filter(pl.col("job_id").is_in(ids))["task_name"].drop_nulls().unique()
+    )
+    near = closest(task, names) or closest(task.rsplit("/", 1)[-1], names)
+    hint = f"closest: {', '.join(near)}" if near else f"tasks: {', '.join(names[:10])}"
+    err_console().print(
+        f"[red]No trials of task {safe(repr(task))} in {safe(hit['job_name'][0])}.[/red] "
+        f"{safe(hint)}"
+    )
+    raise typer.Exit(2)
+
+
+def _print_attempt(c: Console, r: dict[str, Any], det: TaskDetail, tail: int) -> None:
+    """One attempt of a task: outcome, reward, times, tokens, evidence, then its error,
+    verifier output and agent log tails."""
+    name = r["trial_name"]
+    rewards = ", ".join(f"{x['name']}={x['value']:g}" for x in (r["rewards"] or [])) or "-"
+    rewards = safe(rewards)
+    c.rule(f"attempt {r['attempt']}: {safe(name)}", style=OUTCOME_STYLE.get(r["outcome"], ""))
+    c.print(
+        f"  outcome: [{OUTCOME_STYLE.get(r['outcome'], '')}]{r['outcome']}[/]  error kind: {r['error_kind']}  reward: {fmt_num(r['reward'])}  rewards: {rewards}"
+    )
+    c.print(
+        f"  duration: {fmt_num(r['duration_s'], 'dur')} (agent {fmt_num(r['agent_s'], 'dur')}, verifier {fmt_num(r['verifier_s'], 'dur')})  tokens in/cache/out: {fmt_num(r['n_input_tokens'])} / {fmt_num(r['n_cache_tokens'])} / {fmt_num(r['n_output_tokens'])}  cost: {fmt_num(r['cost_usd'], 'cost')}"
+    )
+    c.print(
+        f"  evidence: trajectory={r['has_trajectory']} reward={r['has_reward_file']} verifier={r['has_verifier_output']} artifacts={r['has_artifacts_manifest']}"
+    )
+    if name in det.errors:
+        c.print("  [red]error:[/red]")
         c.print(
-            f"  outcome: [{OUTCOME_STYLE.get(r['outcome'], '')}]{r['outcome']}[/]  error kind: {r['error_kind']}  reward: {fmt_num(r['reward'])}  rewards: {rewards}"
+            "    " + clean(det.errors[name]).replace("\n", "\n    "),
+            markup=False,
+            highlight=False,
         )
+    if name in det.verifier_tail:
+        c.print(f"  verifier/test-stdout.txt (last {tail} lines):")
         c.print(
-            f"  duration: {fmt_num(r['duration_s'], 'dur')} (agent {fmt_num(r['agent_s'], 'dur')}, verifier {fmt_num(r['verifier_s'], 'dur')})  tokens in/cache/out: {fmt_num(r['n_input_tokens'])} / {fmt_num(r['n_cache_tokens'])} / {fmt_num(r['n_output_tokens'])}  cost: {fmt_num(r['cost_usd'], 'cost')}"
+            "    " + clean(det.verifier_tail[name]).replace("\n", "\n    "),
+            markup=False,
+            highlight=False,
         )
-        c.print(
-            f"  evidence: trajectory={r['has_trajectory']} reward={r['has_reward_file']} verifier={r['has_verifier_output']} artifacts={r['has_artifacts_manifest']}"
-        )
-        if name in det.errors:
-            c.print("  [red]error:[/red]")
-            c.print(
-                "    " + clean(det.errors[name]).replace("\n", "\n    "),
-                markup=False,
-                highlight=False,
-            )
-        if name in det.verifier_tail:
-            c.print(f"  verifier/test-stdout.txt (last {tail} lines):")
-            c.print(
-                "    " + clean(det.verifier_tail[name]).replace("\n", "\n    "),
-                markup=False,
-                highlight=False,
-            )
-        for fn, size, text in det.agent_logs.get(name, []):
-            c.print(f"  agent/{safe(fn)} ({size:,} bytes), last {tail} lines:")
-            c.print("    " + clean(text).replace("\n", "\n    "), markup=False, highlight=False)
+    for fn, size, text in det.agent_logs.get(name, []):
+        c.print(f"  agent/{safe(fn)} ({size:,} bytes), last {tail} lines:")
+        c.print("    " + clean(text).replace("\n", "\n    "), markup=False, highlight=False)

@@ -63,14 +63,19 @@ def leaderboard_cmd(
     except ValueError as e:
         err_console().print(f"[red]{safe(str(e))}[/red]")
         raise typer.Exit(2) from e
-    table = result.table
     if result.left_out:
         err_console().print(
             f"[yellow]Left out (no task shared with the others): {safe(', '.join(result.left_out))}[/yellow]"
         )
     if fmt != "table":
-        emit(table, fmt)
+        emit(result.table, fmt)
         return
+    _print_ranking(result.table, metric, draws, confidence)
+
+
+def _print_ranking(table: pl.DataFrame, metric: str, draws: int, confidence: float) -> None:
+    """The leaderboard as a terminal table, rows coloured by tier, and what tier and rank
+    interval mean."""
     shown = table.select(
         "run",
         "score",

@@ -61,10 +61,7 @@ def loop_cmd(
 
     Nightly report parameters: -p NAME VALUE (repeatable), e.g. -p gate_alpha 0.1.
     """
-    from evalkit.launch import HarborRunError, PreflightError, RunSpec
-    from evalkit.launch.followup import FollowUpError
-    from evalkit.launch.loop import nightly_loop
-    from evalkit.report import ReportError
+    from evalkit.launch import RunSpec
 
     spec = RunSpec(
         agent=agent, agent_import_path=agent_import_path, model=model, dataset=dataset,
@@ -75,9 +72,28 @@ def loop_cmd(
     report_params = dict(parse_params(list(ctx.args)))
     if notebook is not None:
         _run_notebook(notebook, spec, list(baseline), out, follow_plan, harbor, report_params)
+    _run_loop(spec, list(baseline), out, follow_plan, harbor, progress, report_params)
+
+
+def _run_loop(
+    spec: RunSpec,
+    baseline: list[str],
+    out: Path,
+    follow_plan: bool,
+    harbor: str | None,
+    progress: bool | None,
+    report_params: dict[str, object],
+) -> None:
+    """The loop itself: prints the verdict, the report and a Hold's plan; exits with the
+    gate's code."""
+    from evalkit.launch import HarborRunError, PreflightError
+    from evalkit.launch.followup import FollowUpError
+    from evalkit.launch.loop import nightly_loop
+    from evalkit.report import ReportError
+
     try:
         res = nightly_loop(
-            spec, list(baseline), out=out, follow_plan=follow_plan, harbor=harbor,
+            spec, baseline, out=out, follow_plan=follow_plan, harbor=harbor,
             progress=progress, report_params=report_params,
         )  # fmt: skip
     except (PreflightError, HarborRunError, FollowUpError, ReportError, ValueError) as exc:
@@ -92,7 +108,7 @@ def loop_cmd(
     if plan and plan.get("tasks"):
         typer.echo(
             f"plan: {plan['extra_attempts']} more attempt(s) on {len(plan['tasks'])} task(s); "
-            f"evalkit run --plan {res.summary_path} --runs {runs}"
+            f"evalkit run --plan {res.summary_path} --runs {spec.runs_root}"
         )
     raise typer.Exit(res.exit_code)
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from evalkit.cli.app import app
 from evalkit.cli.output import RedactOpt, console
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from evalkit.report import ReportError
 
 
 def parse_params(args: list[str]) -> list[tuple[str, str]]:
@@ -68,17 +74,7 @@ def report_cmd(
         err.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
     except ReportError as e:
-        from evalkit.load.redact import env_secret_values, redact_text
-
-        secret = env_secret_values()
-        red = (lambda t: redact_text(t, secret)) if redact else (lambda t: t)
-        err.print(f"[red]report {name} failed in cell {e.cell}:[/red]", highlight=False)
-        if e.source:
-            err.print("  " + "\n  ".join(e.source.splitlines()[:8]), markup=False, highlight=False)
-        tail = "\n".join(e.traceback.splitlines()[-25:])
-        err.print(red(tail), markup=False, highlight=False)
-        err.print(red(f"{e.ename}: {e.evalue}"), markup=False, highlight=False)
-        err.print(f"(partial notebook: {out})", markup=False, highlight=False)
+        _print_cell_failure(err, name, e, out, redact)
         raise typer.Exit(1) from None
     s = files.seconds
     extra = f", summary {files.summary}" if files.summary.exists() else ""
@@ -89,3 +85,19 @@ def report_cmd(
     )
     for fmt in dict.fromkeys(formats):
         print(files.path(fmt))
+
+
+def _print_cell_failure(err: Console, name: str, e: ReportError, out: Path, redact: bool) -> None:
+    """The failing cell: its number and first lines, the traceback's tail and the error
+    (redacted unless ``redact`` is off), and where the partial notebook is."""
+    from evalkit.load.redact import env_secret_values, redact_text
+
+    secret = env_secret_values()
+    red = (lambda t: redact_text(t, secret)) if redact else (lambda t: t)
+    err.print(f"[red]report {name} failed in cell {e.cell}:[/red]", highlight=False)
+    if e.source:
+        err.print("  " + "\n  ".join(e.source.splitlines()[:8]), markup=False, highlight=False)
+    tail = "\n".join(e.traceback.splitlines()[-25:])
+    err.print(red(tail), markup=False, highlight=False)
+    err.print(red(f"{e.ename}: {e.evalue}"), markup=False, highlight=False)
+    err.print(f"(partial notebook: {out})", markup=False, highlight=False)

@@ -35,119 +35,141 @@ def parse_kwargs(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
+# -- the options of ``evalkit run`` ------------------------------------------------------
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", "-a", help="Harbor agent name (oracle, nop, claude-code, ...)."),
+]
+AgentImportPathOpt = Annotated[
+    str | None,
+    typer.Option("--agent-import-path", help="Custom agent as module.path:ClassName."),
+]
+ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", "-m", help="provider/model (not needed by oracle / nop)."),
+]
+DatasetOpt = Annotated[
+    str | None, typer.Option("--dataset", "-d", help="Registry dataset name@version.")
+]
+TaskPathsOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--path", "-p", help="Local task or dataset folder (repeatable)."),
+]
+TasksOpt = Annotated[
+    list[str] | None,
+    typer.Option("--task", "-t", help="Task name or glob to include (repeatable)."),
+]
+ExcludeTasksOpt = Annotated[
+    list[str] | None, typer.Option("--exclude-task", "-x", help="Task name or glob to exclude.")
+]
+AttemptsOpt = Annotated[int, typer.Option("--attempts", "-k", help="Attempts per task.")]
+ConcurrentOpt = Annotated[int, typer.Option("--concurrent", "-n", help="Concurrent trials.")]
+EnvOpt = Annotated[
+    str,
+    typer.Option(
+        "--env", "-e", help="Environment type (docker, daytona, modal, ...) or module:Class."
+    ),
+]
+JobNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--job-name",
+        help="Job folder name (default: derived from the settings, so a repeat resumes).",
+    ),
+]
+RunsRootOpt = Annotated[
+    Path, typer.Option("--runs", help="Runs root; the job folder goes inside it.")
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print the problems, Harbor config, manifest and command; run nothing "
+        "(exit 2 when the launch would be refused).",
+    ),
+]
+TimeoutMultiplierOpt = Annotated[float, typer.Option("--timeout-multiplier")]
+AgentTimeoutMultiplierOpt = Annotated[float | None, typer.Option("--agent-timeout-multiplier")]
+VerifierTimeoutMultiplierOpt = Annotated[
+    float | None, typer.Option("--verifier-timeout-multiplier")
+]
+AgentSetupTimeoutMultiplierOpt = Annotated[
+    float | None, typer.Option("--agent-setup-timeout-multiplier")
+]
+EnvironmentBuildTimeoutMultiplierOpt = Annotated[
+    float | None, typer.Option("--environment-build-timeout-multiplier")
+]
+MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", "-r")]
+RetryIncludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--retry-include", help="Exception type to retry (repeatable)."),
+]
+RetryExcludeOpt = Annotated[
+    list[str] | None,
+    typer.Option("--retry-exclude", help="Exception type never retried (repeatable)."),
+]
+AgentKwargsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--ak", "--agent-kwarg", help="Agent setting KEY=VALUE (repeatable)."),
+]
+PassEnvOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pass-env",
+        help="NAME of an environment variable to pass to the agent (never a value).",
+    ),
+]
+AgentPythonpathOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--agent-pythonpath", help="Folder added to PYTHONPATH of Harbor's process."),
+]
+HarborOpt = Annotated[
+    str | None,
+    typer.Option("--harbor", help="Harbor executable (default: $EVALKIT_HARBOR, then PATH)."),
+]
+ProgressOpt = Annotated[bool, typer.Option("--progress/--no-progress")]
+PlanFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="summary.json / compare.json of a Hold: run exactly its plan's extra "
+        "candidate attempts (the candidate's settings; --runs, --dry-run and --harbor apply).",
+    ),
+]
+
+
 def run_command(
-    agent: Annotated[
-        str | None,
-        typer.Option("--agent", "-a", help="Harbor agent name (oracle, nop, claude-code, ...)."),
-    ] = None,
-    agent_import_path: Annotated[
-        str | None,
-        typer.Option("--agent-import-path", help="Custom agent as module.path:ClassName."),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option("--model", "-m", help="provider/model (not needed by oracle / nop)."),
-    ] = None,
-    dataset: Annotated[
-        str | None, typer.Option("--dataset", "-d", help="Registry dataset name@version.")
-    ] = None,
-    path: Annotated[
-        list[Path] | None,
-        typer.Option("--path", "-p", help="Local task or dataset folder (repeatable)."),
-    ] = None,
-    task: Annotated[
-        list[str] | None,
-        typer.Option("--task", "-t", help="Task name or glob to include (repeatable)."),
-    ] = None,
-    exclude_task: Annotated[
-        list[str] | None, typer.Option("--exclude-task", "-x", help="Task name or glob to exclude.")
-    ] = None,
-    attempts: Annotated[int, typer.Option("--attempts", "-k", help="Attempts per task.")] = 1,
-    concurrent: Annotated[int, typer.Option("--concurrent", "-n", help="Concurrent trials.")] = 4,
-    env: Annotated[
-        str,
-        typer.Option(
-            "--env", "-e", help="Environment type (docker, daytona, modal, ...) or module:Class."
-        ),
-    ] = "docker",
-    job_name: Annotated[
-        str | None,
-        typer.Option(
-            "--job-name",
-            help="Job folder name (default: derived from the settings, so a repeat resumes).",
-        ),
-    ] = None,
-    runs: Annotated[
-        Path, typer.Option("--runs", help="Runs root; the job folder goes inside it.")
-    ] = Path("runs"),
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run",
-            help="Print the problems, Harbor config, manifest and command; run nothing "
-            "(exit 2 when the launch would be refused).",
-        ),
-    ] = False,
-    timeout_multiplier: Annotated[float, typer.Option("--timeout-multiplier")] = 1.0,
-    agent_timeout_multiplier: Annotated[
-        float | None, typer.Option("--agent-timeout-multiplier")
-    ] = None,
-    verifier_timeout_multiplier: Annotated[
-        float | None, typer.Option("--verifier-timeout-multiplier")
-    ] = None,
-    agent_setup_timeout_multiplier: Annotated[
-        float | None, typer.Option("--agent-setup-timeout-multiplier")
-    ] = None,
-    environment_build_timeout_multiplier: Annotated[
-        float | None, typer.Option("--environment-build-timeout-multiplier")
-    ] = None,
-    max_retries: Annotated[int, typer.Option("--max-retries", "-r")] = 0,
-    retry_include: Annotated[
-        list[str] | None,
-        typer.Option("--retry-include", help="Exception type to retry (repeatable)."),
-    ] = None,
-    retry_exclude: Annotated[
-        list[str] | None,
-        typer.Option("--retry-exclude", help="Exception type never retried (repeatable)."),
-    ] = None,
-    agent_kwarg: Annotated[
-        list[str] | None,
-        typer.Option("--ak", "--agent-kwarg", help="Agent setting KEY=VALUE (repeatable)."),
-    ] = None,
-    pass_env: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--pass-env",
-            help="NAME of an environment variable to pass to the agent (never a value).",
-        ),
-    ] = None,
-    agent_pythonpath: Annotated[
-        list[Path] | None,
-        typer.Option("--agent-pythonpath", help="Folder added to PYTHONPATH of Harbor's process."),
-    ] = None,
-    harbor: Annotated[
-        str | None,
-        typer.Option("--harbor", help="Harbor executable (default: $EVALKIT_HARBOR, then PATH)."),
-    ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
-    plan_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--plan",
-            help="summary.json / compare.json of a Hold: run exactly its plan's extra "
-            "candidate attempts (the candidate's settings; --runs, --dry-run and --harbor apply).",
-        ),
-    ] = None,
+    agent: AgentOpt = None,
+    agent_import_path: AgentImportPathOpt = None,
+    model: ModelOpt = None,
+    dataset: DatasetOpt = None,
+    path: TaskPathsOpt = None,
+    task: TasksOpt = None,
+    exclude_task: ExcludeTasksOpt = None,
+    attempts: AttemptsOpt = 1,
+    concurrent: ConcurrentOpt = 4,
+    env: EnvOpt = "docker",
+    job_name: JobNameOpt = None,
+    runs: RunsRootOpt = Path("runs"),
+    dry_run: DryRunOpt = False,
+    timeout_multiplier: TimeoutMultiplierOpt = 1.0,
+    agent_timeout_multiplier: AgentTimeoutMultiplierOpt = None,
+    verifier_timeout_multiplier: VerifierTimeoutMultiplierOpt = None,
+    agent_setup_timeout_multiplier: AgentSetupTimeoutMultiplierOpt = None,
+    environment_build_timeout_multiplier: EnvironmentBuildTimeoutMultiplierOpt = None,
+    max_retries: MaxRetriesOpt = 0,
+    retry_include: RetryIncludeOpt = None,
+    retry_exclude: RetryExcludeOpt = None,
+    agent_kwarg: AgentKwargsOpt = None,
+    pass_env: PassEnvOpt = None,
+    agent_pythonpath: AgentPythonpathOpt = None,
+    harbor: HarborOpt = None,
+    progress: ProgressOpt = True,
+    plan_file: PlanFileOpt = None,
 ) -> None:
     """Run a Harbor job (or resume it) with a frozen manifest, then load its results."""
     if plan_file is not None:
-        try:
-            specs = followup_specs(read_plan(plan_file), runs)
-        except FollowUpError as exc:
-            typer.echo(str(exc), err=True)
-            raise typer.Exit(2) from None
-        for one in specs:
-            _launch(one, harbor, dry_run, progress)
+        _launch_plan(plan_file, runs, harbor, dry_run, progress)
         return
     spec = RunSpec(
         agent=agent,
@@ -175,6 +197,19 @@ def run_command(
         agent_pythonpath=agent_pythonpath or (),
     )
     _launch(spec, harbor, dry_run, progress)
+
+
+def _launch_plan(
+    plan_file: Path, runs: Path, harbor: str | None, dry_run: bool, progress: bool
+) -> None:
+    """``--plan``: launch each follow-up spec of a Hold's plan (exit 2 when it is unusable)."""
+    try:
+        specs = followup_specs(read_plan(plan_file), runs)
+    except FollowUpError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
+    for one in specs:
+        _launch(one, harbor, dry_run, progress)
 
 
 def _launch(spec: RunSpec, harbor: str | None, dry_run: bool, progress: bool) -> None:

@@ -97,37 +97,37 @@ def execute(
         summary.update(watcher.counts.as_dict())
         return summary
     log_path = job_dir / LOG_FILE
-    secrets = launch_secrets(plan.spec, environ)
-    cmd = redact_text(command_line(plan.command, plan.pythonpath), secrets)
+    _run_logged(plan, log_path, watcher, summary, progress, poll_interval, environ)
+    if watcher.counts.finished == 0 and (plan.manifest.get("n_trials") or 1) > 0:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
+        raise HarborRunError(
+            f"Harbor (exit code {summary['harbor_returncode']}) produced no trial result in "
+            f"{job_dir}; log {log_path}:\n{tail}"
+        )
+    return summary
+
+
+def _run_logged(
+    plan: LaunchPlan,
+    log_path: Path,
+    watcher: JobWatcher,
+    summary: dict[str, Any],
+    progress: bool,
+    poll_interval: float,
+    environ: dict[str, str] | None,
+) -> None:
+    """Run Harbor to its end (or Ctrl-C), its output appended to ``log_path``, progress
+    shown, and the launch state and ``summary`` updated when it ends."""
+    cmd = redact_text(
+        command_line(plan.command, plan.pythonpath), launch_secrets(plan.spec, environ)
+    )
     env = harbor_env(plan.pythonpath, environ)
     with open(log_path, "a", encoding="utf-8") as log:
         log.write(f"\n=== evalkit {EVALKIT_VERSION} {_now()} {plan.action}: {cmd}\n")
         log.flush()
-        # Harbor's output reaches the log through a redacting pump (its own process)
-        names = [
-            *plan.spec.pass_env,
-            *(n for r in PROVIDER_KEYS.values() for a in r for n in a.split("|")),
-        ]
-        pump = subprocess.Popen(
-            [sys.executable, "-m", "evalkit.launch.logpump", str(log_path), *names],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            proc = subprocess.Popen(
-                plan.command,
-                stdout=pump.stdin,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-            )
-        finally:
-            pump.stdin.close()  # Harbor holds the only writer: the pump ends when Harbor does
+        pump, proc = _start_harbor(plan, log_path, env)
         write_state(
-            job_dir,
+            plan.job_dir,
             state="running",
             action=plan.action,
             command=cmd,
@@ -153,16 +153,39 @@ def execute(
             summary["harbor_returncode"] = proc.returncode
             summary.update(watcher.counts.as_dict())
             write_state(
-                job_dir,
+                plan.job_dir,
                 state="interrupted" if summary["interrupted"] else "finished",
                 harbor_returncode=proc.returncode,
                 ended_at=_now(),
                 counts=watcher.counts.as_dict(),
             )
-    if watcher.counts.finished == 0 and (plan.manifest.get("n_trials") or 1) > 0:
-        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-30:])
-        raise HarborRunError(
-            f"Harbor (exit code {proc.returncode}) produced no trial result in {job_dir}; "
-            f"log {log_path}:\n{tail}"
+
+
+def _start_harbor(
+    plan: LaunchPlan, log_path: Path, env: dict[str, str]
+) -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
+    """The log pump (its own process, redacting Harbor's output into the log) and Harbor
+    writing into it, each in its own session."""
+    names = [
+        *plan.spec.pass_env,
+        *(n for r in PROVIDER_KEYS.values() for a in r for n in a.split("|")),
+    ]
+    pump = subprocess.Popen(
+        [sys.executable, "-m", "evalkit.launch.logpump", str(log_path), *names],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        proc = subprocess.Popen(
+            plan.command,
+            stdout=pump.stdin,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
         )
-    return summary
+    finally:
+        pump.stdin.close()  # Harbor holds the only writer: the pump ends when Harbor does
+    return pump, proc

@@ -206,14 +206,44 @@ def prepare(
     resolved = None
     if resolve and report.harbor and not any(p.kind in ("spec", "tasks") for p in report.problems):
         resolved = _harbor_view(report, config, pythonpath, environ, secrets)
+    manifest = _manifest(spec, report, job_name, job_dir, agent, tasks, locations, config, resolved)
+    action = _action(job_dir, manifest, report)
+    harbor_cmd = report.harbor or "harbor"
+    command = (
+        cfgmod.harbor_start_command(harbor_cmd, job_dir / CONFIG_FILE)
+        if action == "start"
+        else cfgmod.harbor_resume_command(harbor_cmd, job_dir)
+    )
+    return LaunchPlan(
+        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath,
+        secrets,
+    )  # fmt: skip
+
+
+def _manifest(
+    spec: RunSpec,
+    report: PreflightReport,
+    job_name: str,
+    job_dir: Path,
+    agent: dict[str, Any],
+    tasks: dict[str, Any],
+    locations: list[str],
+    config: dict[str, Any],
+    resolved: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The launch manifest: the settings as asked, completed by Harbor's resolved view of
+    them when there is one (retry, environment, the agent as Harbor sees it)."""
     retry = dict(resolved["retry"]) if resolved else {**config["retry"], "resolved": False}
     env_section: dict[str, Any] = {"type": spec.env}
     if resolved:
         env_section = {k: v for k, v in resolved["environment"].items() if k != "mounts"}
-        agent["resolved"] = {
-            k: v for k, v in resolved["agents"][0].items() if k not in ("kwargs", "env")
+        agent = {
+            **agent,
+            "resolved": {
+                k: v for k, v in resolved["agents"][0].items() if k not in ("kwargs", "env")
+            },
         }
-    manifest = man.build_manifest(
+    return man.build_manifest(
         job_name=job_name,
         versions={"harbor": report.harbor_version, "evalkit": EVALKIT_VERSION},
         agent=agent,
@@ -233,16 +263,6 @@ def prepare(
             "task_paths": locations,
         },
     )
-    action = _action(job_dir, manifest, report)
-    harbor_cmd = report.harbor or "harbor"
-    if action == "start":
-        command = cfgmod.harbor_start_command(harbor_cmd, job_dir / CONFIG_FILE)
-    else:
-        command = cfgmod.harbor_resume_command(harbor_cmd, job_dir)
-    return LaunchPlan(
-        spec, job_name, job_dir, config, resolved, manifest, action, command, report, pythonpath,
-        secrets,
-    )  # fmt: skip
 
 
 def _settings_problems(spec: RunSpec, secrets: Any) -> list[Problem]:

@@ -239,6 +239,19 @@ def job_dir_for(runs_root: Path, job_name: str) -> Path:
 def validate(spec: RunSpec, environ: Mapping[str, str] | None = None) -> list[Problem]:
     """Every problem with the spec itself (no Docker, no Harbor needed)."""
     env = os.environ if environ is None else environ
+    probs = [
+        *_agent_problems(spec),
+        *_task_source_problems(spec),
+        *_setting_problems(spec),
+        *_environment_problems(spec, env),
+    ]
+    if spec.paths:
+        probs += resolve_tasks(spec)[1]
+    return probs
+
+
+def _agent_problems(spec: RunSpec) -> list[Problem]:
+    """The agent (a name or an import path, exactly one) and the model it needs."""
     probs: list[Problem] = []
     if bool(spec.agent) == bool(spec.agent_import_path):
         probs.append(
@@ -260,6 +273,12 @@ def validate(spec: RunSpec, environ: Mapping[str, str] | None = None) -> list[Pr
             probs.append(Problem("spec", f"agent {spec.agent!r} needs a model (provider/model)"))
     elif not MODEL_RE.match(spec.model):
         probs.append(Problem("spec", f"model {spec.model!r} is not of the form provider/model"))
+    return probs
+
+
+def _task_source_problems(spec: RunSpec) -> list[Problem]:
+    """Where the tasks come from: a registry dataset or local paths, exactly one."""
+    probs: list[Problem] = []
     if bool(spec.dataset) == bool(spec.paths):
         probs.append(
             Problem(
@@ -269,6 +288,12 @@ def validate(spec: RunSpec, environ: Mapping[str, str] | None = None) -> list[Pr
         )
     if spec.dataset and not DATASET_RE.match(spec.dataset):
         probs.append(Problem("spec", f"dataset {spec.dataset!r} is not of the form name@version"))
+    return probs
+
+
+def _setting_problems(spec: RunSpec) -> list[Problem]:
+    """Counts and timeouts out of range, and a job name that would leave the runs root."""
+    probs: list[Problem] = []
     if spec.attempts < 1:
         probs.append(Problem("spec", f"attempts must be >= 1 (got {spec.attempts})"))
     if spec.concurrency < 1:
@@ -283,6 +308,13 @@ def validate(spec: RunSpec, environ: Mapping[str, str] | None = None) -> list[Pr
             job_dir_for(spec.runs_root, spec.job_name)
         except ValueError as exc:
             probs.append(Problem("spec", str(exc)))
+    return probs
+
+
+def _environment_problems(spec: RunSpec, env: Mapping[str, str]) -> list[Problem]:
+    """Names given to pass_env that are not variable names or not set, and the provider's
+    key variables that are not set."""
+    probs: list[Problem] = []
     bad_env = [n for n in spec.pass_env if not ENV_NAME_RE.match(n)]
     if bad_env:
         probs.append(
@@ -304,6 +336,4 @@ def validate(spec: RunSpec, environ: Mapping[str, str] | None = None) -> list[Pr
         probs.append(
             Problem("keys", f"pass_env names variables that are not set: {', '.join(unset)}")
         )
-    if spec.paths:
-        probs += resolve_tasks(spec)[1]
     return probs

@@ -171,17 +171,8 @@ def render(
     outd.mkdir(parents=True, exist_ok=True)
     stem = f"{(day or _date.today()).isoformat()}-{stem_name}"
     files = ReportFiles(outd / f"{stem}.html", outd / f"{stem}.ipynb", outd / "summary.json")
-    p = parameters(nb_path, params or {})
-    known = notebook_parameters(nb_path)
-    if "redact" in known:
-        p.setdefault("redact", redact)
-    elif not redact:
-        raise ValueError(f"{nb_path} has no 'redact' parameter: it cannot be rendered unredacted")
-    if "runs_dir" in known and p.get("runs") in (None, ""):
-        p["runs_dir"] = str(find_runs(runs))
     own_summary = outd / f"{stem}.summary.json"
-    if "summary_path" in known:
-        p["summary_path"] = str(own_summary.resolve())
+    p = _run_parameters(nb_path, params or {}, runs, redact, own_summary)
     t1 = time.perf_counter()
     nb = execute(nb_path, files.notebook, p, cwd=cwd or os.getcwd())
     t2 = time.perf_counter()
@@ -192,15 +183,45 @@ def render(
     t3 = time.perf_counter()
     if own_summary.exists():
         shutil.copyfile(own_summary, files.summary)
-    ext = external_resources(page)
-    if ext:
-        files.warnings.append(
-            f"the report references {len(ext)} network resource(s): {', '.join(ext[:5])}"
-        )
-    n_bundle = page.count(BUNDLE_MARKER)
-    if n_bundle > 1:
-        files.warnings.append(f"the Vega bundle appears {n_bundle} times (expected once)")
+    files.warnings.extend(_page_warnings(page))
     files.seconds = {"prepare": t1 - t0, "execute": t2 - t1, "export": t3 - t2, "total": t3 - t0}
     for w in files.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return files
+
+
+def _run_parameters(
+    nb_path: Path,
+    params: dict[str, Any] | list[tuple[str, str]],
+    runs: str | Path | None,
+    redact: bool,
+    own_summary: Path,
+) -> dict[str, Any]:
+    """The notebook's parameters for one render: the given ones checked and typed, then
+    ``redact``, the runs folder found and the summary path, where the notebook takes them."""
+    p = parameters(nb_path, params)
+    known = notebook_parameters(nb_path)
+    if "redact" in known:
+        p.setdefault("redact", redact)
+    elif not redact:
+        raise ValueError(f"{nb_path} has no 'redact' parameter: it cannot be rendered unredacted")
+    if "runs_dir" in known and p.get("runs") in (None, ""):
+        p["runs_dir"] = str(find_runs(runs))
+    if "summary_path" in known:
+        p["summary_path"] = str(own_summary.resolve())
+    return p
+
+
+def _page_warnings(page: str) -> list[str]:
+    """What is wrong with a rendered page: network resources it references, a Vega bundle
+    included more than once."""
+    warnings = []
+    ext = external_resources(page)
+    if ext:
+        warnings.append(
+            f"the report references {len(ext)} network resource(s): {', '.join(ext[:5])}"
+        )
+    n_bundle = page.count(BUNDLE_MARKER)
+    if n_bundle > 1:
+        warnings.append(f"the Vega bundle appears {n_bundle} times (expected once)")
+    return warnings

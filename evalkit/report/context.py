@@ -245,78 +245,25 @@ def load_context(
     if run_by not in RUN_BY:
         raise ValueError(f"run_by must be one of {RUN_BY}, got {run_by!r}")
     t0 = time.perf_counter()
+    notes: list[str] = []
     named = named_runs(runs)
     src = json.dumps(named) if named else str(find_runs(runs_dir))
-    mode = "label" if named or run_by != "job" else "job"
-    loaded = _load(named or src, mode)
-    notes = []
     if named:
+        loaded, mode = _load(named, "label"), "label"
         notes.append("run labels as given (runs parameter)")
-        labels = list(named)
-        if len(labels) >= 2:
-            baseline = baseline or (labels[0] if candidate is None else None)
-            candidate = candidate or labels[-1]
-    elif run_by == "auto":
-        t = loaded.trials
-        named_jobs = [
-            k
-            for k in (candidate, baseline)
-            if k and _resolve(t, k) is None and t.filter(pl.col("job_name") == k).height
-        ]
-        if named_jobs or (t["run"].n_unique() < 2 <= loaded.jobs.height):
-            loaded, mode = loaded.one_run_per_job(), "job"  # regrouped, not read again
-            notes.append(
-                "one run per job folder (the run labels did not separate the jobs)"
-                if not named_jobs
-                else "one run per job folder (a job was named)"
-            )
-    history = loaded
-    if redact:
-        from evalkit.load.redact import env_secret_values
-
-        history = loaded.redacted(env_secret_values(), trajectories=False)
+        candidate, baseline = _pair_from_labels(list(named), candidate, baseline)
+    else:
+        loaded, mode = _load_runs_dir(src, run_by, (candidate, baseline), notes)
+    history = _redacted_history(loaded) if redact else loaded
     trials = history.trials
     order = run_order(trials)
-
-    def resolve(key: str | None, what: str) -> str | None:
-        if key is None:
-            return None
-        hit = _resolve(trials, key)
-        if hit is None:
-            near = closest(key, order)
-            raise ValueError(
-                f"{what} {key!r} is not a run here; "
-                + (f"closest: {', '.join(near)}" if near else f"runs: {', '.join(order)}")
-            )
-        if hit != key:
-            notes.append(f"{what} {key!r} is the start of one run only: {hit}")
-        return hit
-
-    cand = resolve(candidate, "candidate")
-    base = resolve(baseline, "baseline")
-    if cand is None and order:
-        cand = order[-1]
-        notes.append(f"candidate: the newest run ({cand})")
-    elif cand:
-        notes.append(f"candidate: {cand} (as asked)")
-    if base is None and cand:
-        base, why = pick_baseline(trials, order, cand)
-        notes.append(f"baseline: {why}" + (f" ({base})" if base else ""))
-    elif base:
-        notes.append(f"baseline: {base} (as asked)")
+    cand, base = _compared_pair(trials, order, candidate, baseline, notes)
     shown = detail_runs(order, (base, cand), int(params.get("detail_runs", DETAIL_RUNS)))
     if len(shown) < len(order):
-        notes.append(
-            f"shown in detail: {len(shown)} of {len(order)} runs (the compared pair and the "
-            "newest others); older runs are summarised from their trials"
-        )
-    runs_ = loaded if len(shown) == len(order) else loaded.subset(shown)
-    _ = runs_.steps  # parse trajectories once, for the runs shown in detail (fills n_turns, ...)
-    if redact:
-        runs_ = runs_.redacted(env_secret_values())
+        notes.append(_left_out_choice(len(shown), len(order)))
     return Context(
         history=None if len(shown) == len(order) else history,
-        runs=runs_,
+        runs=_detail_runs_loaded(loaded, shown, order, redact),
         source=src,
         run_by=mode,
         order=order,
@@ -327,3 +274,111 @@ def load_context(
         load_s=time.perf_counter() - t0,
         redact=redact,
     )
+
+
+def _pair_from_labels(
+    labels: list[str], candidate: str | None, baseline: str | None
+) -> tuple[str | None, str | None]:
+    """Candidate and baseline with the user's run labels: unless asked, the last label is
+    the candidate and the first the baseline (when there are two or more)."""
+    if len(labels) >= 2:
+        baseline = baseline or (labels[0] if candidate is None else None)
+        candidate = candidate or labels[-1]
+    return candidate, baseline
+
+
+def _load_runs_dir(
+    src: str, run_by: str, asked: tuple[str | None, str | None], notes: list[str]
+) -> tuple[Runs, str]:
+    """The runs folder loaded with one run per label or per job folder (``run_by``; 'auto'
+    switches to jobs when a run asked for names a job, or the labels do not separate the
+    jobs), and the mode used; the reason for a switch goes to ``notes``."""
+    mode = "job" if run_by == "job" else "label"
+    loaded = _load(src, mode)
+    if run_by != "auto":
+        return loaded, mode
+    t = loaded.trials
+    named_jobs = [
+        k
+        for k in asked
+        if k and _resolve(t, k) is None and t.filter(pl.col("job_name") == k).height
+    ]
+    if named_jobs or (t["run"].n_unique() < 2 <= loaded.jobs.height):
+        notes.append(
+            "one run per job folder (the run labels did not separate the jobs)"
+            if not named_jobs
+            else "one run per job folder (a job was named)"
+        )
+        return loaded.one_run_per_job(), "job"  # regrouped, not read again
+    return loaded, mode
+
+
+def _asked_run(
+    trials: pl.DataFrame, order: list[str], key: str | None, what: str, notes: list[str]
+) -> str | None:
+    """The run a candidate / baseline the user gave names (a label or its unique start);
+    ValueError naming the closest runs when it names none."""
+    if key is None:
+        return None
+    hit = _resolve(trials, key)
+    if hit is None:
+        near = closest(key, order)
+        raise ValueError(
+            f"{what} {key!r} is not a run here; "
+            + (f"closest: {', '.join(near)}" if near else f"runs: {', '.join(order)}")
+        )
+    if hit != key:
+        notes.append(f"{what} {key!r} is the start of one run only: {hit}")
+    return hit
+
+
+def _compared_pair(
+    trials: pl.DataFrame,
+    order: list[str],
+    candidate: str | None,
+    baseline: str | None,
+    notes: list[str],
+) -> tuple[str | None, str | None]:
+    """The candidate (as asked, else the newest run) and baseline (as asked, else
+    :func:`pick_baseline`), with why each was chosen in ``notes``."""
+    cand = _asked_run(trials, order, candidate, "candidate", notes)
+    base = _asked_run(trials, order, baseline, "baseline", notes)
+    if cand is None and order:
+        cand = order[-1]
+        notes.append(f"candidate: the newest run ({cand})")
+    elif cand:
+        notes.append(f"candidate: {cand} (as asked)")
+    if base is None and cand:
+        base, why = pick_baseline(trials, order, cand)
+        notes.append(f"baseline: {why}" + (f" ({base})" if base else ""))
+    elif base:
+        notes.append(f"baseline: {base} (as asked)")
+    return cand, base
+
+
+def _redacted_history(loaded: Runs) -> Runs:
+    """Every run loaded, its texts redacted (trajectories are redacted where parsed, in the
+    runs shown in detail)."""
+    from evalkit.load.redact import env_secret_values
+
+    return loaded.redacted(env_secret_values(), trajectories=False)
+
+
+def _left_out_choice(n_shown: int, n_runs: int) -> str:
+    """The note saying that only some runs are shown in detail."""
+    return (
+        f"shown in detail: {n_shown} of {n_runs} runs (the compared pair and the "
+        "newest others); older runs are summarised from their trials"
+    )
+
+
+def _detail_runs_loaded(loaded: Runs, shown: list[str], order: list[str], redact: bool) -> Runs:
+    """The runs shown in detail, their trajectories parsed (fills n_turns, ...) and, with
+    ``redact``, redacted."""
+    runs = loaded if len(shown) == len(order) else loaded.subset(shown)
+    _ = runs.steps  # parse trajectories once, for the runs shown in detail
+    if redact:
+        from evalkit.load.redact import env_secret_values
+
+        runs = runs.redacted(env_secret_values())
+    return runs

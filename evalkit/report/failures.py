@@ -3,6 +3,8 @@ cost and efficiency."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from evalkit import charts, patterns
@@ -227,95 +229,56 @@ def antipatterns(ctx: Context) -> SectionOutput:
         )
     )
     if ctx.pair:
-        a, b = ctx.pair
-        d = patterns.paired_rate_diff(findings, t, a, b, confidence=conf)
-        if d.height:
-            lo, hi = pl.col("ci_low").fill_nan(None), pl.col("ci_high").fill_nan(None)
-            d = d.with_columns(
-                pl.when(lo.is_null() | hi.is_null())
-                .then(pl.lit("–"))
-                .otherwise(pl.format("{} … {}", (lo * 100).round(1), (hi * 100).round(1)))
-                .alias("ci")
-            )
-            out.append(H.h(4, "Change from A (baseline) to B (candidate)"))
-            out.append(
-                H.table(
-                    d.select("detector", "n_tasks", "rate_a", "rate_b", "diff", "ci", "p_value"),
-                    {
-                        "rate_a": "pct1",
-                        "rate_b": "pct1",
-                        "diff": "pts",
-                        "p_value": "p",
-                        "n_tasks": "int",
-                    },
-                    headers={
-                        "n_tasks": "tasks in both",
-                        "rate_a": "A",
-                        "rate_b": "B",
-                        "diff": "B − A",
-                        "ci": f"{conf:.0%} CI of B − A (pts)",
-                        "p_value": "p-value",
-                    },
-                )
-            )
-            out.append(H.note(f"Paired over the tasks both runs ran ({d['method'][0]})."))
+        out.extend(_antipattern_change(findings, t, ctx.pair, conf))
     return out
+
+
+def _antipattern_change(
+    findings: pl.DataFrame, t: pl.DataFrame, pair: tuple[str, str], conf: float
+) -> list[str]:
+    """Each detector's rate in A and B over the tasks both ran, with the paired difference's
+    interval and p-value; nothing when no task pairs up."""
+    a, b = pair
+    d = patterns.paired_rate_diff(findings, t, a, b, confidence=conf)
+    if not d.height:
+        return []
+    lo, hi = pl.col("ci_low").fill_nan(None), pl.col("ci_high").fill_nan(None)
+    d = d.with_columns(
+        pl.when(lo.is_null() | hi.is_null())
+        .then(pl.lit("–"))
+        .otherwise(pl.format("{} … {}", (lo * 100).round(1), (hi * 100).round(1)))
+        .alias("ci")
+    )
+    return [
+        H.h(4, "Change from A (baseline) to B (candidate)"),
+        H.table(
+            d.select("detector", "n_tasks", "rate_a", "rate_b", "diff", "ci", "p_value"),
+            {
+                "rate_a": "pct1",
+                "rate_b": "pct1",
+                "diff": "pts",
+                "p_value": "p",
+                "n_tasks": "int",
+            },
+            headers={
+                "n_tasks": "tasks in both",
+                "rate_a": "A",
+                "rate_b": "B",
+                "diff": "B − A",
+                "ci": f"{conf:.0%} CI of B − A (pts)",
+                "p_value": "p-value",
+            },
+        ),
+        H.note(f"Paired over the tasks both runs ran ({d['method'][0]})."),
+    ]
 
 
 def cost_efficiency(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """Cost (or tokens, when no cost is recorded) against pass rate, time and turns."""
     ctx = ctx.narrow(only_pair)
     t = ctx.trials
-    out = SectionOutput()
-    if t["cost_usd"].is_not_null().any():
-        out.append(charts.cost_vs_pass(t, order=ctx.order))
-        priced = t.group_by("run").agg(pl.col("cost_usd").is_not_null().any().alias("p"))
-        unpriced = [r for r in ctx.order if r in set(priced.filter(~pl.col("p"))["run"].to_list())]
-        if unpriced:
-            out.append(H.note(f"Not in the chart (no trial has a cost): {', '.join(unpriced)}."))
-    else:
-        out.append(
-            H.box(
-                "No trial recorded a cost (Harbor writes cost_usd only when the agent "
-                "reports it): tokens are used instead. Unknown cost is never counted as $0.",
-                "missing",
-            )
-        )
-        out.append(
-            charts.cost_vs_pass(
-                t,
-                cost="n_input_tokens",
-                cost_title="mean input tokens per trial",
-                cost_format=",.0f",
-                order=ctx.order,
-                title="Input tokens vs pass rate",
-            )
-        )
-    e = (
-        t.group_by("run")
-        .agg(
-            passed().sum().alias("passes"),
-            known_sum("cost_usd").alias("cost"),
-            pl.col("cost_usd").is_not_null().all().alias("_all_priced"),
-            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
-            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
-            pl.col("duration_s").sum().alias("compute"),
-        )
-        .with_columns(
-            pl.when(pl.col("_all_priced") & (pl.col("passes") > 0))
-            .then(pl.col("cost") / pl.col("passes"))
-            .alias("cost per pass"),
-            pl.when(pl.col("passes") > 0)
-            .then(pl.col("tokens_in") / pl.col("passes"))
-            .alias("input tokens per pass"),
-            pl.when(pl.col("passes") > 0)
-            .then(pl.col("compute") / pl.col("passes"))
-            .alias("compute per pass"),
-        )
-        .drop("_all_priced")
-    )
-    order = {r: i for i, r in enumerate(ctx.order)}
-    e = e.sort(pl.col("run").replace_strict(order, default=len(order)))
+    out = SectionOutput(_cost_vs_pass(t, ctx.order))
+    e = _per_pass(t, ctx.order)
     out.append(
         H.table(
             e.rename({"tokens_in": "input tokens", "tokens_out": "output tokens"}),
@@ -344,3 +307,60 @@ def cost_efficiency(ctx: Context, only_pair: bool = False) -> SectionOutput:
     else:
         out.append(H.box("No trajectories: turns per trial are unknown.", "missing"))
     return out
+
+
+def _cost_vs_pass(t: pl.DataFrame, order: list[str]) -> list[Any]:
+    """The cost vs pass-rate chart (and the runs it leaves out for lack of a cost); the
+    input-tokens chart instead when no trial has a cost."""
+    if t["cost_usd"].is_not_null().any():
+        out: list[Any] = [charts.cost_vs_pass(t, order=order)]
+        priced = t.group_by("run").agg(pl.col("cost_usd").is_not_null().any().alias("p"))
+        unpriced = [r for r in order if r in set(priced.filter(~pl.col("p"))["run"].to_list())]
+        if unpriced:
+            out.append(H.note(f"Not in the chart (no trial has a cost): {', '.join(unpriced)}."))
+        return out
+    return [
+        H.box(
+            "No trial recorded a cost (Harbor writes cost_usd only when the agent "
+            "reports it): tokens are used instead. Unknown cost is never counted as $0.",
+            "missing",
+        ),
+        charts.cost_vs_pass(
+            t,
+            cost="n_input_tokens",
+            cost_title="mean input tokens per trial",
+            cost_format=",.0f",
+            order=order,
+            title="Input tokens vs pass rate",
+        ),
+    ]
+
+
+def _per_pass(t: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+    """Per run, in run order: passes, cost, tokens and compute, in total and per pass (cost
+    per pass only when every trial has a cost)."""
+    e = (
+        t.group_by("run")
+        .agg(
+            passed().sum().alias("passes"),
+            known_sum("cost_usd").alias("cost"),
+            pl.col("cost_usd").is_not_null().all().alias("_all_priced"),
+            known_sum(measured_tokens("n_input_tokens")).alias("tokens_in"),
+            known_sum(measured_tokens("n_output_tokens")).alias("tokens_out"),
+            pl.col("duration_s").sum().alias("compute"),
+        )
+        .with_columns(
+            pl.when(pl.col("_all_priced") & (pl.col("passes") > 0))
+            .then(pl.col("cost") / pl.col("passes"))
+            .alias("cost per pass"),
+            pl.when(pl.col("passes") > 0)
+            .then(pl.col("tokens_in") / pl.col("passes"))
+            .alias("input tokens per pass"),
+            pl.when(pl.col("passes") > 0)
+            .then(pl.col("compute") / pl.col("passes"))
+            .alias("compute per pass"),
+        )
+        .drop("_all_priced")
+    )
+    rank = {r: i for i, r in enumerate(order)}
+    return e.sort(pl.col("run").replace_strict(rank, default=len(rank)))

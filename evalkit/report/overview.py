@@ -53,46 +53,56 @@ def left_out_note(ctx: Context) -> str | None:
 
 def header(ctx: Context) -> SectionOutput:
     """What was loaded, from where, how fresh it is, load errors, and the runs compared."""
-    jobs, t, errs = ctx.jobs, ctx.trials, ctx.load_errors
-    states = ", ".join(
-        f"{n} {s}" for s, n in jobs.group_by("state").len().sort("state").iter_rows()
-    )
-    last = t["finished_at"].max() if t.height else None
-    first = t["started_at"].min() if t.height else None
-    out = SectionOutput()
-    out.append(
-        H.kv(
-            [
-                ("runs folder", ctx.source),
-                ("jobs", f"{jobs.height} ({states or 'none'})"),
-                (
-                    "trials",
-                    f"{t.height} in {len(ctx.order)} run(s), {t['task_name'].n_unique() if t.height else 0} tasks",
-                ),
-                (
-                    "runs are",
-                    "one per job folder"
-                    if ctx.run_by == "job"
-                    else "evalkit run labels (agent, model, dataset)",
-                ),
-                ("trials span", f"{H.fmt(first)} → {H.fmt(last)}" if first else "–"),
-                (
-                    "newest trial finished",
-                    f"{H.fmt(last)} ({_age(ctx.generated_at, last)} before this report)"
-                    if last
-                    else "–",
-                ),
-                ("report generated", H.fmt(ctx.generated_at)),
-                ("load time", f"{ctx.load_s:.1f} s (including trajectories)"),
-            ]
-        )
-    )
+    out = SectionOutput([_loaded_facts(ctx)])
     stale = stale_warning(ctx)
     if stale:
         out.append(H.box(stale, "warn"))
     note = left_out_note(ctx)
     if note:
         out.append(H.note(note))
+    out.append(_jobs_details(ctx.jobs))
+    out.extend(_load_error_notes(ctx.load_errors))
+    out.extend(_compared_runs_note(ctx))
+    return out
+
+
+def _loaded_facts(ctx: Context) -> str:
+    """Where the runs came from, how many jobs / trials / runs, their time span and age."""
+    jobs, t = ctx.jobs, ctx.trials
+    states = ", ".join(
+        f"{n} {s}" for s, n in jobs.group_by("state").len().sort("state").iter_rows()
+    )
+    last = t["finished_at"].max() if t.height else None
+    first = t["started_at"].min() if t.height else None
+    return H.kv(
+        [
+            ("runs folder", ctx.source),
+            ("jobs", f"{jobs.height} ({states or 'none'})"),
+            (
+                "trials",
+                f"{t.height} in {len(ctx.order)} run(s), {t['task_name'].n_unique() if t.height else 0} tasks",
+            ),
+            (
+                "runs are",
+                "one per job folder"
+                if ctx.run_by == "job"
+                else "evalkit run labels (agent, model, dataset)",
+            ),
+            ("trials span", f"{H.fmt(first)} → {H.fmt(last)}" if first else "–"),
+            (
+                "newest trial finished",
+                f"{H.fmt(last)} ({_age(ctx.generated_at, last)} before this report)"
+                if last
+                else "–",
+            ),
+            ("report generated", H.fmt(ctx.generated_at)),
+            ("load time", f"{ctx.load_s:.1f} s (including trajectories)"),
+        ]
+    )
+
+
+def _jobs_details(jobs: pl.DataFrame) -> str:
+    """The jobs table (open when there are few jobs)."""
     jt = jobs.select(
         "job_name",
         "run",
@@ -102,47 +112,55 @@ def header(ctx: Context) -> SectionOutput:
         "started_at",
         "finished_at",
     ).sort("started_at", nulls_last=True)
-    out.append(
-        H.details(
-            f"Jobs ({jobs.height})",
-            H.table(
-                jt, headers={"job_name": "job", "started_at": "started", "finished_at": "finished"}
-            ),
-            open_=jobs.height <= 8,
-        )
+    return H.details(
+        f"Jobs ({jobs.height})",
+        H.table(
+            jt, headers={"job_name": "job", "started_at": "started", "finished_at": "finished"}
+        ),
+        open_=jobs.height <= 8,
     )
-    if errs.height:
-        out.append(
+
+
+def _load_error_notes(errs: pl.DataFrame) -> SectionOutput:
+    """The load errors counted by level and type, and listed; or that there were none."""
+    if errs.height == 0:
+        return SectionOutput([H.box("No load errors: every file found was read.", "ok")])
+    et = errs.group_by("level", "error_type").agg(
+        pl.len().alias("count"), pl.col("message").first().alias("example")
+    )
+    return SectionOutput(
+        [
             H.box(
                 f"{errs.height} load error(s): files that are missing or could not be read "
                 "fully. Their trials still count (as 'incomplete' when no result was usable).",
                 "warn",
-            )
-        )
-        et = errs.group_by("level", "error_type").agg(
-            pl.len().alias("count"), pl.col("message").first().alias("example")
-        )
-        out.append(H.table(et.sort("count", descending=True), {"count": "int"}))
-        out.append(
+            ),
+            H.table(et.sort("count", descending=True), {"count": "int"}),
             H.details(
                 "Every load error",
                 H.table(errs.select("path", "level", "error_type", "message"), max_rows=100),
-            )
-        )
-    else:
-        out.append(H.box("No load errors: every file found was read.", "ok"))
+            ),
+        ]
+    )
+
+
+def _compared_runs_note(ctx: Context) -> SectionOutput:
+    """Which runs the comparison sections compare and why; or that there is only one."""
     if ctx.pair:
         pair = f"A (baseline) = {ctx.baseline}; B (candidate) = {ctx.candidate}."
-        out.append(H.box(f"Compared below: {pair}", "ok"))
-        out.append(H.note(f"Why these two: {ctx.choice}."))
-    elif ctx.candidate:
-        out.append(
-            H.box(
-                f"Only one run to look at ({ctx.candidate}): the comparison sections are empty. ({ctx.choice}.)",
-                "warn",
-            )
+        return SectionOutput(
+            [H.box(f"Compared below: {pair}", "ok"), H.note(f"Why these two: {ctx.choice}.")]
         )
-    return out
+    if ctx.candidate:
+        return SectionOutput(
+            [
+                H.box(
+                    f"Only one run to look at ({ctx.candidate}): the comparison sections are empty. ({ctx.choice}.)",
+                    "warn",
+                )
+            ]
+        )
+    return SectionOutput()
 
 
 def _error_kinds(t: pl.DataFrame) -> pl.DataFrame:
@@ -211,6 +229,11 @@ def _methods(f: pl.DataFrame) -> str:
     return "; ".join(f"{r}: {x}" for r, x in m.iter_rows())
 
 
+_RUNS_TABLE_KINDS = {"pass_rate": "pct1", "mean_reward": "float", "median_duration": "dur",
+                     "pass_at_k": "pct1", "pass_hat_k": "pct1", "attempts per task": "right",
+                     "ci": "right", "cost": "right", "tokens in / out": "right"}  # fmt: skip
+
+
 def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
     """The runs table: pass rate with CI, reward, attempts, pass@k, cost, tokens, time, errors;
     then the pass-rate and pass@k charts."""
@@ -221,6 +244,40 @@ def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
         out.append(H.box("No trials were found.", "warn"))
         return out
     conf = ctx.params.get("confidence", 0.95)
+    f = _runs_display_columns(f)
+    ks = set(f["k"].drop_nulls().to_list()) if "pass_at_k" in f.columns else set()
+    k = next(iter(ks)) if len(ks) == 1 else "k"
+    cols = ["run", "tasks", "trials", "attempts per task", "pass_rate", "ci", "mean_reward"]
+    if "pass_at_k" in f.columns:
+        cols += ["pass_at_k", "pass_hat_k"]
+    if len(ks) > 1:
+        cols.insert(cols.index("pass_at_k"), "k")
+    cols += ["cost", "tokens in / out", "median_duration", "timeouts", "errors"]
+    heads = {
+        "pass_rate": "pass rate",
+        "mean_reward": "mean reward",
+        "ci": f"{conf:.0%} CI (%)",
+        "pass_at_k": f"pass@{k}",
+        "pass_hat_k": f"pass^{k}",
+        "median_duration": "median time / trial",
+        "errors": "error kinds",
+    }
+    out.append(H.table(f.select(cols), _RUNS_TABLE_KINDS, headers=heads))
+    kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
+    out.append(
+        H.note(
+            f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
+            f"k = {kk}, over the tasks with at least k attempts."
+        )
+    )
+    out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
+    out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
+    return out
+
+
+def _runs_display_columns(f: pl.DataFrame) -> pl.DataFrame:
+    """:func:`runs_frame` with the text columns the runs table shows: attempts per task,
+    cost (and how many trials are priced), tokens in / out, and the CI in percent."""
     cost_txt = [
         "–" if c is None else (H.fmt(c, "usd") + ("" if p == n else f" ({p} of {n} priced)"))
         for c, p, n in f.select("cost", "priced", "trials").iter_rows()
@@ -237,42 +294,8 @@ def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
             pl.col("tokens_out").map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String),
         ).alias("tokens in / out"),
     )
-    cols = ["run", "tasks", "trials", "attempts per task", "pass_rate"]
-    kinds = {"pass_rate": "pct1", "mean_reward": "float", "median_duration": "dur",
-             "pass_at_k": "pct1", "pass_hat_k": "pct1", "attempts per task": "right",
-             "ci": "right", "cost": "right", "tokens in / out": "right"}  # fmt: skip
     lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
-    f = f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
-    cols += ["ci"]
-    cols += ["mean_reward"]
-    ks = set()
-    if "pass_at_k" in f.columns:
-        ks = set(f["k"].drop_nulls().to_list())
-        cols += ["pass_at_k", "pass_hat_k"]
-    k = next(iter(ks)) if len(ks) == 1 else "k"
-    if len(ks) > 1:
-        cols.insert(cols.index("pass_at_k"), "k")
-    cols += ["cost", "tokens in / out", "median_duration", "timeouts", "errors"]
-    heads = {
-        "pass_rate": "pass rate",
-        "mean_reward": "mean reward",
-        "ci": f"{conf:.0%} CI (%)",
-        "pass_at_k": f"pass@{k}",
-        "pass_hat_k": f"pass^{k}",
-        "median_duration": "median time / trial",
-        "errors": "error kinds",
-    }
-    out.append(H.table(f.select(cols), kinds, headers=heads))
-    kk = "each run's most attempts on a task (column k)" if len(ks) > 1 else str(k)
-    out.append(
-        H.note(
-            f"CI method: {_methods(f)}. pass@{k} / pass^{k}: unbiased estimates with "
-            f"k = {kk}, over the tasks with at least k attempts."
-        )
-    )
-    out.append(charts.pass_rate_ci(ctx.trials, order=ctx.order, confidence=conf))
-    out.append(charts.pass_at_k_curves(ctx.trials, order=ctx.order))
-    return out
+    return f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))
 
 
 def regrade_notes(t: pl.DataFrame) -> SectionOutput:
@@ -384,6 +407,24 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
     jobs = ctx.jobs.filter(
         pl.col("job_id").is_in(t["job_id"].unique().to_list()) | pl.lit(ctx.only is None)
     )
+    out = SectionOutput(_quality_tables(_quality_frame(t, ctx.order)))
+    out.extend(_recording_problems(t))
+    out.extend(unpinned_zones(jobs, t))
+    out.extend(regrade_notes(t))
+    out.extend(
+        _listed(
+            t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"])),
+            "Incomplete or unrewarded trials ({n})",
+            ("run", "task_name", "trial_name", "outcome", "exception_type"),
+        )
+    )
+    out.extend(_job_problems(jobs))
+    return out
+
+
+def _quality_frame(t: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+    """Per run, in run order: the share of trials with each kind of evidence and the number
+    of trials with each problem."""
     q = t.group_by("run").agg(
         pl.len().alias("trials"),
         pl.col("evidence_complete").fill_null(False).mean().alias("evidence complete"),
@@ -399,72 +440,51 @@ def data_quality(ctx: Context, only_pair: bool = False) -> SectionOutput:
         (pl.col("outcome") == "no-reward").sum().alias("no reward"),
         pl.col("timestamp_out_of_window").fill_null(False).sum().alias("times out of window"),
     )
-    order = {r: i for i, r in enumerate(ctx.order)}
-    q = q.sort(pl.col("run").replace_strict(order, default=len(order)))
-    out = SectionOutput(_quality_tables(q))
-    mism = t.filter(pl.col("metrics_mismatch").is_not_null())
-    if mism.height:
-        out.append(
-            H.details(
-                f"Trials whose trajectory totals disagree with result.json ({mism.height})",
-                H.table(
-                    mism.select("run", "task_name", "trial_name", "metrics_mismatch"), max_rows=50
-                ),
-            )
-        )
-    unrec = t.filter(pl.col("tokens_not_recorded").fill_null(False))
-    if unrec.height:
-        out.append(
-            H.details(
-                f"Trials whose agent recorded 0 input and 0 output tokens although it ran "
-                f"({unrec.height}): counted as unknown tokens, not as 0",
-                H.table(unrec.select("run", "task_name", "trial_name", "agent_name"), max_rows=50),
-            )
-        )
-    stray = t.filter(pl.col("timestamp_out_of_window").fill_null(False))
-    if stray.height:
-        out.append(
-            H.details(
-                f"Trials with a time outside their own start..finish ({stray.height}): a naive "
-                "time read in the wrong zone, or a bad clock",
-                H.table(
-                    stray.select(
-                        "run",
-                        "task_name",
-                        "trial_name",
-                        "started_at",
-                        "finished_at",
-                        "exception_at",
-                    ),
-                    max_rows=50,
-                ),
-            )
-        )
-    out.extend(unpinned_zones(jobs, t))
-    out.extend(regrade_notes(t))
-    inc = t.filter(pl.col("outcome").is_in(["incomplete", "no-reward"]))
-    if inc.height:
-        out.append(
-            H.details(
-                f"Incomplete or unrewarded trials ({inc.height})",
-                H.table(
-                    inc.select("run", "task_name", "trial_name", "outcome", "exception_type"),
-                    max_rows=50,
-                ),
-            )
-        )
-    unsettled = jobs.filter(pl.col("state") != "complete")
-    if unsettled.height:
-        out.append(
-            H.details(
-                f"Jobs without a recorded end ({unsettled.height}): 'running' only when the "
-                "times Harbor wrote inside the files are recent as well as the file writes",
-                H.table(
-                    unsettled.select("job_name", "state", "started_at", "updated_at"),
-                    max_rows=50,
-                ),
-            )
-        )
+    rank = {r: i for i, r in enumerate(order)}
+    return q.sort(pl.col("run").replace_strict(rank, default=len(rank)))
+
+
+def _listed(rows: pl.DataFrame, summary: str, cols: tuple[str, ...]) -> list[str]:
+    """A closed details block with ``rows``' ``cols`` (50 at most) under ``summary``, whose
+    ``{n}`` is the number of rows; nothing when there are no rows."""
+    if rows.height == 0:
+        return []
+    return [H.details(summary.format(n=rows.height), H.table(rows.select(cols), max_rows=50))]
+
+
+def _recording_problems(t: pl.DataFrame) -> list[str]:
+    """The trials whose files disagree, whose tokens were not recorded, or whose times fall
+    outside their own start..finish."""
+    return [
+        *_listed(
+            t.filter(pl.col("metrics_mismatch").is_not_null()),
+            "Trials whose trajectory totals disagree with result.json ({n})",
+            ("run", "task_name", "trial_name", "metrics_mismatch"),
+        ),
+        *_listed(
+            t.filter(pl.col("tokens_not_recorded").fill_null(False)),
+            "Trials whose agent recorded 0 input and 0 output tokens although it ran "
+            "({n}): counted as unknown tokens, not as 0",
+            ("run", "task_name", "trial_name", "agent_name"),
+        ),
+        *_listed(
+            t.filter(pl.col("timestamp_out_of_window").fill_null(False)),
+            "Trials with a time outside their own start..finish ({n}): a naive "
+            "time read in the wrong zone, or a bad clock",
+            ("run", "task_name", "trial_name", "started_at", "finished_at", "exception_at"),
+        ),
+    ]
+
+
+def _job_problems(jobs: pl.DataFrame) -> list[str]:
+    """Jobs without a recorded end, and jobs whose declared trial count differs from the
+    trials found on disk."""
+    out = _listed(
+        jobs.filter(pl.col("state") != "complete"),
+        "Jobs without a recorded end ({n}): 'running' only when the "
+        "times Harbor wrote inside the files are recent as well as the file writes",
+        ("job_name", "state", "started_at", "updated_at"),
+    )
     short = jobs.filter(
         pl.col("n_trials_declared").is_not_null()
         & (pl.col("n_trials_declared") != pl.col("n_trials_found"))

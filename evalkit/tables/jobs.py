@@ -20,36 +20,8 @@ def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
     (sums of recorded values; null when none recorded), cost_usd (sum; null when no trial
     has a cost), cost_known (trials with a recorded cost), error_kinds ("kind:n, ...").
     """
-    done = pl.col("outcome") != "incomplete"
-    per = trials.group_by("job_id").agg(
-        pl.len().alias("n_trials"),
-        pl.col("task_name").n_unique().alias("tasks"),
-        pl.col("task_name").value_counts().struct.field("count").max().alias("attempts_max"),
-        *[(pl.col("outcome") == o).sum().alias(o) for o in OUTCOME_COUNTS],
-        pl.when(done.sum() > 0)
-        .then((pl.col("outcome") == "pass").sum() / done.sum())
-        .alias("pass_rate"),
-        pl.col("reward").fill_null(0.0).filter(done).mean().alias("mean_reward"),
-        pl.col("duration_s").sum().alias("compute_s"),
-        known_sum(measured_tokens("n_input_tokens")).alias("n_input_tokens"),
-        known_sum(measured_tokens("n_cache_tokens")).alias("n_cache_tokens"),
-        known_sum(measured_tokens("n_output_tokens")).alias("n_output_tokens"),
-        known_sum("n_steps").alias("n_steps"),
-        known_sum("cost_usd").alias("cost_usd"),
-        pl.col("cost_usd").is_not_null().sum().alias("cost_known"),
-    )
-    kinds = (
-        trials.filter(pl.col("error_kind") != "none")
-        .group_by("job_id", "error_kind")
-        .len()
-        .sort("error_kind")
-        .group_by("job_id")
-        .agg(
-            pl.concat_str([pl.col("error_kind"), pl.col("len").cast(pl.String)], separator=":")
-            .str.join(", ")
-            .alias("error_kinds")
-        )
-    )
+    per = _trial_figures_per_job(trials)
+    kinds = _error_kinds_per_job(trials)
     out = (
         jobs.select(
             "job_id",
@@ -71,3 +43,42 @@ def jobs_table(jobs: pl.DataFrame, trials: pl.DataFrame) -> pl.DataFrame:
         .sort("started_at", "job_name", nulls_last=True)
     )
     return out.drop("job_id")
+
+
+def _trial_figures_per_job(trials: pl.DataFrame) -> pl.DataFrame:
+    """Per job_id: trial and task counts, outcome counts, pass rate, mean reward, compute,
+    tokens, steps and cost (see :func:`jobs_table`)."""
+    done = pl.col("outcome") != "incomplete"
+    return trials.group_by("job_id").agg(
+        pl.len().alias("n_trials"),
+        pl.col("task_name").n_unique().alias("tasks"),
+        pl.col("task_name").value_counts().struct.field("count").max().alias("attempts_max"),
+        *[(pl.col("outcome") == o).sum().alias(o) for o in OUTCOME_COUNTS],
+        pl.when(done.sum() > 0)
+        .then((pl.col("outcome") == "pass").sum() / done.sum())
+        .alias("pass_rate"),
+        pl.col("reward").fill_null(0.0).filter(done).mean().alias("mean_reward"),
+        pl.col("duration_s").sum().alias("compute_s"),
+        known_sum(measured_tokens("n_input_tokens")).alias("n_input_tokens"),
+        known_sum(measured_tokens("n_cache_tokens")).alias("n_cache_tokens"),
+        known_sum(measured_tokens("n_output_tokens")).alias("n_output_tokens"),
+        known_sum("n_steps").alias("n_steps"),
+        known_sum("cost_usd").alias("cost_usd"),
+        pl.col("cost_usd").is_not_null().sum().alias("cost_known"),
+    )
+
+
+def _error_kinds_per_job(trials: pl.DataFrame) -> pl.DataFrame:
+    """Per job_id with errors: "kind:n, ..." in kind order."""
+    return (
+        trials.filter(pl.col("error_kind") != "none")
+        .group_by("job_id", "error_kind")
+        .len()
+        .sort("error_kind")
+        .group_by("job_id")
+        .agg(
+            pl.concat_str([pl.col("error_kind"), pl.col("len").cast(pl.String)], separator=":")
+            .str.join(", ")
+            .alias("error_kinds")
+        )
+    )

@@ -27,6 +27,27 @@ def _label(r: dict[str, Any]) -> str:
     )
 
 
+def _table_head() -> W.HTML:
+    """The column names above the trial list (aligned with :func:`_label`)."""
+    return W.HTML(
+        MONO
+        + "<pre style='margin:0;font-size:12px'>"
+        + escape(f"{'run':<30} {'task':<38} {'att':<4}{'outcome':<10} {'reward':>5}  error kind")
+        + "</pre>"
+    )
+
+
+def _findings_error_note(ix: TrialIndex) -> W.HTML:
+    """Why the detector filter is empty when anti-pattern detection failed (else empty)."""
+    return (
+        W.HTML(
+            f"<div class='ekw muted'>Anti-pattern detection failed: {escape(ix.findings_error)}</div>"
+        )
+        if ix.findings_error
+        else W.HTML()
+    )
+
+
 class TrialBrowser(W.VBox):
     """Filter by run, job, task (substring), outcome, error kind and detector; a table of the
     matching trials; selecting one shows its header, verifier output and trajectory stepper.
@@ -39,6 +60,42 @@ class TrialBrowser(W.VBox):
     def __init__(self, runs: Any = None, *, index: TrialIndex | None = None) -> None:
         self.index = index or TrialIndex(runs)
         ix = self.index
+        self._make_filters(ix)
+        self.count = W.HTML()
+        self.table = W.Select(options=[], rows=14, layout=W.Layout(width="100%"))
+        self.table.add_class("ekw-mono")
+        self.detail = W.HTML()
+        self.verifier = W.HTML()
+        self.stepper = Stepper()
+        for w in (self.run, self.job, self.outcome, self.error_kind, self.detector, self.task):
+            w.observe(self._on_filter, names="value")
+        self.table.observe(self._on_select, names="value")
+        head = _table_head()
+        filters = W.VBox(
+            [
+                W.HBox([self.run, self.job, self.task]),
+                W.HBox([self.outcome, self.error_kind, self.detector]),
+            ]
+        )
+        note = _findings_error_note(ix)
+        super().__init__(
+            [
+                W.HTML(CSS),
+                filters,
+                note,
+                self.count,
+                head,
+                self.table,
+                self.detail,
+                self.verifier,
+                self.stepper,
+            ]
+        )
+        self.matches = ix.trials
+        self._on_filter(None)
+
+    def _make_filters(self, ix: TrialIndex) -> None:
+        """The filter widgets: run, job, outcome, error kind, detector and task."""
 
         def dd(desc: str, col: str) -> W.Dropdown:
             return W.Dropdown(options=[ALL, *ix.values(col)], value=ALL, description=desc)
@@ -56,51 +113,6 @@ class TrialBrowser(W.VBox):
             placeholder="part of a task name, Enter",
             continuous_update=False,
         )
-        self.count = W.HTML()
-        self.table = W.Select(options=[], rows=14, layout=W.Layout(width="100%"))
-        self.table.add_class("ekw-mono")
-        self.detail = W.HTML()
-        self.verifier = W.HTML()
-        self.stepper = Stepper()
-        for w in (self.run, self.job, self.outcome, self.error_kind, self.detector, self.task):
-            w.observe(self._on_filter, names="value")
-        self.table.observe(self._on_select, names="value")
-        head = W.HTML(
-            MONO
-            + "<pre style='margin:0;font-size:12px'>"
-            + escape(
-                f"{'run':<30} {'task':<38} {'att':<4}{'outcome':<10} {'reward':>5}  error kind"
-            )
-            + "</pre>"
-        )
-        filters = W.VBox(
-            [
-                W.HBox([self.run, self.job, self.task]),
-                W.HBox([self.outcome, self.error_kind, self.detector]),
-            ]
-        )
-        note = (
-            W.HTML(
-                f"<div class='ekw muted'>Anti-pattern detection failed: {escape(ix.findings_error)}</div>"
-            )
-            if ix.findings_error
-            else W.HTML()
-        )
-        super().__init__(
-            [
-                W.HTML(CSS),
-                filters,
-                note,
-                self.count,
-                head,
-                self.table,
-                self.detail,
-                self.verifier,
-                self.stepper,
-            ]
-        )
-        self.matches = ix.trials
-        self._on_filter(None)
 
     # -- filtering ---------------------------------------------------------------------
     def filter_expr(self) -> pl.Expr:
