@@ -1,11 +1,12 @@
-"""Per-file pydantic parse of trial result.json files with Harbor's own TrialResult model.
+"""Per-file pydantic parse with Harbor's own models: TrialResult for each trial's
+result.json (the way goose's reporter reads a job), or with ``--trajectories`` Trajectory for
+each trial's agent/trajectory.json.
 
-Runs in Harbor's environment (Python >= 3.12, ``pip install harbor``), the way goose's
-reporter reads a job: ``TrialResult.model_validate_json`` on each trial's result.json.
-Called by ``benchmarks/run.py``; prints one JSON line:
+Runs in Harbor's environment (Python >= 3.12, ``pip install harbor``). Called by
+``benchmarks/run.py`` and ``bench_trajectories.py``; prints one JSON line:
 ``{"seconds": [...], "files": N, "ok": N, "failed": N, "harbor": "0.26.0"}``.
 
-    HARBOR_PYTHON benchmarks/harbor_pydantic.py ROOT [--repeats 1]
+    HARBOR_PYTHON benchmarks/harbor_pydantic.py ROOT [--repeats 1] [--trajectories]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from importlib.metadata import version
 from pathlib import Path
 
+from harbor.models.trajectories.trajectory import Trajectory
 from harbor.models.trial.result import TrialResult
 
 
@@ -23,15 +25,19 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("root", type=Path)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--trajectories", action="store_true")
     a = ap.parse_args()
-    files = sorted(a.root.glob("*/*/result.json"))  # trial files (job files are one up)
+    if a.trajectories:
+        files, model = sorted(a.root.glob("*/*/agent/trajectory.json")), Trajectory
+    else:  # trial files (job files are one up)
+        files, model = sorted(a.root.glob("*/*/result.json")), TrialResult
     seconds, ok, failed = [], 0, 0
     for _ in range(a.repeats):
         ok = failed = 0
         t = time.perf_counter()
         for f in files:
             try:
-                TrialResult.model_validate_json(f.read_bytes())
+                model.model_validate_json(f.read_bytes())
                 ok += 1
             except Exception:  # a file Harbor's model rejects still cost a parse
                 failed += 1

@@ -158,10 +158,13 @@ def _harbor_trajectory_parse() -> Callable[[bytes], object] | None:
     return Trajectory.model_validate_json
 
 
-def measure_trajectories(root: Path, repeats: int, work: Path) -> dict[str, dict]:
+def measure_trajectories(
+    root: Path, repeats: int, work: Path, harbor_python: str | None = None
+) -> dict[str, dict]:
     """Trajectories, interleaved in one run: the floor (read + orjson.loads every
     trajectory file), the cold parse (build_trajectories, cache off), Harbor's pydantic
-    parse of the main files when importable, and ``evalkit.load(root).steps`` a second
+    parse of the main files (here when importable, else in ``harbor_python``, its
+    interpreter start and imports excluded), and ``evalkit.load(root).steps`` a second
     time with the cache on and nothing changed (the normal API)."""
     with cache_dir(work / "cache-traj", fresh=True):
         trials = evalkit.load(root, progress=False, cache=False).trials
@@ -195,14 +198,28 @@ def measure_trajectories(root: Path, repeats: int, work: Path) -> dict[str, dict
             r.run("traj_second_load", second_load)
             if pydantic is not None:
                 r.run("traj_harbor_pydantic", harbor)
+            elif harbor_python:
+                _harbor_round(r, harbor_python, root)
     out = r.summary()
     out["files"] = {
         "n": len(files),
         "bytes": sum(os.path.getsize(f) for f in files),
         "steps": steps,
-        "harbor_pydantic": "measured" if pydantic is not None else "harbor not importable",
+        "harbor_pydantic": "measured"
+        if "traj_harbor_pydantic" in out
+        else "harbor not importable (pass --harbor-python)",
     }
     return out
+
+
+def _harbor_round(r: Rounds, python: str, root: Path) -> None:
+    """One round of Harbor's Trajectory parse in Harbor's own interpreter."""
+    import perf_peers
+
+    got = perf_peers.pydantic_parse(python, root, 1, trajectories=True)
+    if "error" in got:
+        raise SystemExit(f"Harbor's pydantic parse failed: {got['error']}")
+    r.t.setdefault("traj_harbor_pydantic", []).extend(got["seconds"])
 
 
 def measure_incremental(job: Path, repeats: int, work: Path, add: int = 100) -> dict[str, dict]:

@@ -38,12 +38,14 @@ def harbor_python(given: str | None) -> str | None:
     return str(ci) if ci.exists() else None
 
 
-def pydantic_parse(python: str, root: Path, repeats: int = 1) -> dict:
+def pydantic_parse(python: str, root: Path, repeats: int = 1, trajectories: bool = False) -> dict:
     """Seconds of per-file ``TrialResult.model_validate_json`` over the trial files of
-    ``root`` (import and interpreter start excluded), or {"error": ...}."""
+    ``root`` (``trajectories``: ``Trajectory`` over agent/trajectory.json), import and
+    interpreter start excluded, or {"error": ...}."""
+    cmd = [python, str(BENCH / "harbor_pydantic.py"), str(root), "--repeats", str(repeats)]
     try:
         p = subprocess.run(
-            [python, str(BENCH / "harbor_pydantic.py"), str(root), "--repeats", str(repeats)],
+            cmd + (["--trajectories"] if trajectories else []),
             capture_output=True,
             text=True,
             timeout=1800,

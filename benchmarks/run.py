@@ -117,7 +117,7 @@ def main() -> None:
         root = tree(work, n)
         print(f"-- {n:,} trials ({reps(n)} rounds)", flush=True)
         res["loads"][n] = L.measure_loads(root, reps(n), work)
-        res["traj"][n] = L.measure_trajectories(root, reps(n), work)
+        res["traj"][n] = L.measure_trajectories(root, reps(n), work, hp)
         if hp:
             got = P.pydantic_parse(hp, root, repeats=reps(n))
             if "error" in got:
