@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -260,6 +261,108 @@ def _unchanged_finished(
     return set(ids) <= set(old.tables["traj_index"]["trial_id"].to_list())
 
 
+@dataclass
+class _JobPlan:
+    """What a load does with each job's trajectories: cached tables to reuse (whole for the
+    ``fast`` jobs), the job signatures taken before its trials were looked at, and the
+    trials to parse now (with their trajectory bytes, which pick serial or a pool)."""
+
+    cached: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict)
+    job_sigs: dict[str, str] = field(default_factory=dict)
+    fast: set[str] = field(default_factory=set)
+    work: list[tuple] = field(default_factory=list)
+    total_bytes: int = 0
+
+
+def _trial_rows(t: pl.DataFrame) -> tuple[list[tuple], dict[str, list[int]]]:
+    """(trial_id, trial_dir, job_id, job_dir, agent_name) per trial, and their indexes by
+    job_dir ('' when unknown)."""
+    have, none = set(t.columns), [None] * t.height
+    names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
+    rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
+    by_job: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        by_job.setdefault(r[3] or "", []).append(i)
+    return rows, by_job
+
+
+def _plan_jobs(
+    rows: list[tuple], by_job: dict[str, list[int]], cache: bool, finished: Collection[str]
+) -> _JobPlan:
+    """Per job: reuse its cached tables whole (finished and unchanged), or sign each trial
+    folder and parse those whose signature is not the cached one (every trial, cache off)."""
+    plan = _JobPlan()
+    for jd, idxs in by_job.items():
+        if cache and jd:
+            plan.job_sigs[jd] = job_sig(jd)  # before the trials are looked at
+        old = job_cache.read_job(jd) if (cache and jd) else None
+        if _unchanged_finished(jd, [rows[i][0] for i in idxs], old, finished):
+            plan.cached[jd] = old.tables  # type: ignore[union-attr]
+            plan.fast.add(jd)
+            continue
+        old_sig = dict(old.tables["traj_index"].select("trial_id", "sig").rows()) if old else {}
+        if old:
+            plan.cached[jd] = old.tables
+        for i in idxs:
+            tid, tdir, jid, _, agent = rows[i]
+            # the file signature (cache) or listing: both tell the parser which files exist
+            sig, nbytes, listing = probe(tdir, sign=cache)
+            if not cache or old_sig.get(tid) != sig:
+                plan.work.append((tid, tdir, jid, agent, sig, listing))
+                plan.total_bytes += nbytes
+    if not cache:
+        plan.total_bytes = _estimated_bytes(plan.work)
+    return plan
+
+
+def _cached_parts(
+    plan: _JobPlan, rows: list[tuple], by_job: dict[str, list[int]], parsed: set[str]
+) -> list[list[pl.DataFrame]]:
+    """Per table of ``job_cache.TABLES``, the cached rows still wanted: trials asked for and
+    not parsed again. The usual reload (same trials, nothing changed) filters nothing, so
+    the big text tables are not copied."""
+    parts: list[list[pl.DataFrame]] = [[] for _ in job_cache.TABLES]
+    for jd, old in plan.cached.items():
+        job_tids = {rows[i][0] for i in by_job[jd]}
+        cached_ids = set(old["traj_index"]["trial_id"].to_list())
+        wanted = (cached_ids & job_tids) - parsed
+        for name, out in zip(job_cache.TABLES, parts, strict=True):
+            out.append(old[name] if wanted == cached_ids else _keep(old[name], wanted))
+    return parts
+
+
+def _write_caches(
+    plan: _JobPlan,
+    by_job: dict[str, list[int]],
+    trial_job: dict[str, str],
+    new: dict[str, pl.DataFrame],
+    finished: Collection[str],
+) -> None:
+    """Store each job's tables: its cached rows with the trials parsed now replaced; a job
+    with nothing new is rewritten only when it has just finished (then reused whole)."""
+    parsed = set(new["traj_index"]["trial_id"].to_list())
+    for jd in by_job:
+        if not jd:
+            continue
+        mine = {tid for tid in parsed if trial_job.get(tid) == jd}
+        meta = {"job_sig": plan.job_sigs[jd], "finished": jd in finished}
+        old = plan.cached.get(jd)
+        if not mine:
+            if old is not None and meta["finished"] and jd not in plan.fast:
+                job_cache.write_job(jd, old, meta)  # now finished: reused whole next time
+            continue  # nothing new for this job: its cache is already current
+        fresh = {n: _keep(new[n], mine) for n in job_cache.TABLES}
+        if old is not None:
+            fresh = {
+                n: pl.concat(
+                    [old[n].filter(~pl.col("trial_id").is_in(list(mine))), fresh[n]],
+                    how="vertical_relaxed",
+                )
+                for n in job_cache.TABLES
+            }
+        job_cache.write_job(jd, fresh, meta)
+
+
 def build_trajectories(
     trials: pl.DataFrame,
     *,
@@ -280,97 +383,28 @@ def build_trajectories(
     goose log) and LoadErrors (level 'trajectory'). Never raises on file content.
     """
     t = _harbor_trials(trials)
-    have, none = set(t.columns), [None] * t.height
-    names = ("trial_id", "trial_dir", "job_id", "job_dir", "agent_name")
-    rows = list(zip(*(t[c].to_list() if c in have else none for c in names), strict=True))
-    by_job: dict[str, list[int]] = {}
-    for i, r in enumerate(rows):
-        by_job.setdefault(r[3] or "", []).append(i)
-    cached: dict[str, dict[str, pl.DataFrame]] = {}
-    job_sigs: dict[str, str] = {}
-    fast: set[str] = set()  # jobs whose tables are reused whole
-    work: list[tuple] = []
-    total_bytes = 0
-    for jd, idxs in by_job.items():
-        if cache and jd:
-            job_sigs[jd] = job_sig(jd)  # before the trials are looked at
-        old = job_cache.read_job(jd) if (cache and jd) else None
-        if _unchanged_finished(jd, [rows[i][0] for i in idxs], old, finished_jobs):
-            cached[jd] = old.tables  # type: ignore[union-attr]
-            fast.add(jd)
-            continue
-        old_sig = dict(old.tables["traj_index"].select("trial_id", "sig").rows()) if old else {}
-        if old:
-            cached[jd] = old.tables
-        for i in idxs:
-            tid, tdir, jid, _, agent = rows[i]
-            # the file signature (cache) or listing: both tell the parser which files exist
-            sig, nbytes, listing = probe(tdir, sign=cache)
-            if not cache or old_sig.get(tid) != sig:
-                work.append((tid, tdir, jid, agent, sig, listing))
-                total_bytes += nbytes
-    if not cache:
-        total_bytes = _estimated_bytes(work)
-    acc, idx_cols, errors = _run(work, total_bytes, workers, progress)
-    new_steps = finish_steps(raw_steps_frame(acc.step_columns()))
-    new_calls = finish_calls(raw_calls_frame(acc.call_columns()))
-    new_index = pl.DataFrame(idx_cols, schema=INDEX_SCHEMA)
-    new_errors = job_cache.errors_frame(errors) if (cache or cached) else None
-
-    parsed_ids = set(new_index["trial_id"].to_list())
-    trial_job = {r[0]: (r[3] or "") for r in rows}
-    steps_parts, calls_parts, index_parts, err_parts = (
-        [new_steps],
-        [new_calls],
-        [new_index],
-        [new_errors],
-    )
-    for jd, old in cached.items():
-        # drop re-parsed trials and trials not asked for; the usual reload (same trials,
-        # nothing changed) filters nothing, so the big text tables are not copied
-        job_tids = {rows[i][0] for i in by_job[jd]}
-        cached_ids = set(old["traj_index"]["trial_id"].to_list())
-        wanted = (cached_ids & job_tids) - parsed_ids
-        parts = (steps_parts, calls_parts, index_parts, err_parts)
-        for name, out in zip(job_cache.TABLES, parts, strict=True):
-            out.append(old[name] if wanted == cached_ids else _keep(old[name], wanted))
+    rows, by_job = _trial_rows(t)
+    plan = _plan_jobs(rows, by_job, cache, finished_jobs)
+    acc, idx_cols, errors = _run(plan.work, plan.total_bytes, workers, progress)
+    new = {
+        "traj_steps": finish_steps(raw_steps_frame(acc.step_columns())),
+        "traj_calls": finish_calls(raw_calls_frame(acc.call_columns())),
+        "traj_index": pl.DataFrame(idx_cols, schema=INDEX_SCHEMA),
+        "traj_errors": job_cache.errors_frame(errors) if (cache or plan.cached) else None,
+    }
+    parsed = set(new["traj_index"]["trial_id"].to_list())
     if cache:
-        for jd in by_job:
-            if not jd:
-                continue
-            mine = {tid for tid in parsed_ids if trial_job.get(tid) == jd}
-            meta = {"job_sig": job_sigs[jd], "finished": jd in finished_jobs}
-            old = cached.get(jd)
-            if not mine:
-                if old is not None and meta["finished"] and jd not in fast:
-                    job_cache.write_job(jd, old, meta)  # now finished: reused whole next time
-                continue  # nothing new for this job: its cache is already current
-            fresh = {
-                "traj_steps": _keep(new_steps, mine),
-                "traj_calls": _keep(new_calls, mine),
-                "traj_index": _keep(new_index, mine),
-                "traj_errors": _keep(new_errors, mine),
-            }
-            if old is not None:
-                fresh = {
-                    n: pl.concat(
-                        [
-                            old[n].filter(~pl.col("trial_id").is_in(list(mine))),
-                            fresh[n],
-                        ],
-                        how="vertical_relaxed",
-                    )
-                    for n in job_cache.TABLES
-                }
-            job_cache.write_job(jd, fresh, meta)
-
-    if len(steps_parts) == 1:  # nothing from the cache: the parsed frames as they are
-        steps, calls, index, errs = new_steps, new_calls, new_index, list(errors)
+        _write_caches(plan, by_job, {r[0]: (r[3] or "") for r in rows}, new, finished_jobs)
+    if not plan.cached:  # nothing from the cache: the parsed frames as they are
+        steps, calls, index = new["traj_steps"], new["traj_calls"], new["traj_index"]
+        errs = list(errors)
     else:
-        steps = pl.concat(steps_parts, how="vertical_relaxed")
-        calls = pl.concat(calls_parts, how="vertical_relaxed")
-        index = pl.concat(index_parts, how="vertical_relaxed")
-        errs = job_cache.errors_list(pl.concat(err_parts, how="vertical_relaxed"))
+        parts = _cached_parts(plan, rows, by_job, parsed)
+        steps, calls, index, err = (
+            pl.concat([new[n], *p], how="vertical_relaxed")
+            for n, p in zip(job_cache.TABLES, parts, strict=True)
+        )
+        errs = job_cache.errors_list(err)
     has = index["has_data"]
     if not has.all():
         # Series filters (no query plan); rechunked, as a frame's columns must be chunked alike
