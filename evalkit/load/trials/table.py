@@ -20,7 +20,7 @@ import gc
 import hashlib
 import os
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -199,6 +199,44 @@ def rows(p: JobTrials) -> pl.DataFrame | None:
 BLOCK = 8192
 
 
+def _extract_one(d: str, tid: str, sig: str, cache: bool) -> tuple[tuple, list[LoadError], str]:
+    """(raw record, load errors, signature) of one trial folder; a reader bug becomes an
+    'extract_failed' load error and a record of nulls, never a failed load."""
+    try:
+        rec, errs, s = extract_trial(d, tid)
+        if cache and not sig:  # else already taken by plan_job, or not needed
+            sig = s
+    except Exception as e:  # a reader bug must not kill the whole load
+        rec = tuple([d] + [None] * (len(RAW_SCHEMA) - 1))
+        errs = [LoadError(d, "trial", "extract_failed", f"{type(e).__name__}: {e}", trial_id=tid)]
+    return rec, errs, sig
+
+
+def _extract_job(p: JobTrials, run_chunk: Callable, pool: ThreadPoolExecutor | None) -> None:
+    """Extract one job's planned trials into ``p.new``, a frame every BLOCK trials; their
+    load errors carry the job_id as the cache stores it (warm loads equal cold ones)."""
+    frames = []
+    for i in range(0, len(p.todo), BLOCK):
+        block = p.todo[i : i + BLOCK]
+        if pool is not None:
+            parts = [block[j : j + 256] for j in range(0, len(block), 256)]
+            results = [r for part in pool.map(run_chunk, parts) for r in part]
+        else:
+            results = run_chunk(block)
+        for r in results:
+            for e in r[1]:
+                p.errors.append(
+                    LoadError(
+                        e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id or None
+                    )
+                )
+        ids = [t[1] for t in block]
+        frames.append(_raw_frame([r[0] for r in results], ids, [r[2] for r in results]))
+        del results
+    if frames:
+        p.new = frames[0] if len(frames) == 1 else pl.concat(frames)
+
+
 def extract_all(
     plans: list[JobTrials], *, progress: bool, workers: int | None = None, cache: bool = True
 ) -> None:
@@ -213,19 +251,6 @@ def extract_all(
     total = sum(len(p.todo) for p in plans)
     if not total:
         return
-
-    def run_one(d: str, tid: str, sig: str) -> tuple[tuple, list[LoadError], str]:
-        try:
-            rec, errs, s = extract_trial(d, tid)
-            if cache and not sig:  # else already taken by plan_job, or not needed
-                sig = s
-        except Exception as e:  # a reader bug must not kill the whole load
-            rec = tuple([d] + [None] * (len(RAW_SCHEMA) - 1))
-            errs = [
-                LoadError(d, "trial", "extract_failed", f"{type(e).__name__}: {e}", trial_id=tid)
-            ]
-        return rec, errs, sig
-
     bar = None
     if progress and total >= 200:
         from tqdm.auto import tqdm
@@ -233,7 +258,7 @@ def extract_all(
         bar = tqdm(total=total, desc="trials", unit="trial", leave=False)
 
     def run_chunk(chunk: list[tuple[str, str, str]]) -> list[tuple[tuple, list[LoadError], str]]:
-        out = [run_one(*t) for t in chunk]
+        out = [_extract_one(*t, cache) for t in chunk]
         if bar is not None:
             bar.update(len(chunk))
         return out
@@ -244,27 +269,7 @@ def extract_all(
     try:
         with held_cap():  # the size cap read once, not per file (serial path)
             for p in plans:
-                frames = []
-                for i in range(0, len(p.todo), BLOCK):
-                    block = p.todo[i : i + BLOCK]
-                    if pool is not None:
-                        parts = [block[j : j + 256] for j in range(0, len(block), 256)]
-                        results = [r for part in pool.map(run_chunk, parts) for r in part]
-                    else:
-                        results = run_chunk(block)
-                    for r in results:  # job_id as the cache stores it (warm loads equal)
-                        for e in r[1]:
-                            p.errors.append(
-                                LoadError(
-                                    e.path, e.level, e.error_type, e.message, p.job_id,
-                                    e.trial_id or None,
-                                )
-                            )  # fmt: skip
-                    ids = [t[1] for t in block]
-                    frames.append(_raw_frame([r[0] for r in results], ids, [r[2] for r in results]))
-                    del results
-                if frames:
-                    p.new = frames[0] if len(frames) == 1 else pl.concat(frames)
+                _extract_job(p, run_chunk, pool)
     finally:
         if gc_was:
             gc.enable()
