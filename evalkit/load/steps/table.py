@@ -174,9 +174,45 @@ def _parse_chunk(items: list[tuple]) -> tuple[dict, list, dict, list[LoadError]]
     return acc.steps, acc.calls, idx, errors  # step columns, call row tuples
 
 
+#: Steps held as Python lists before they become a raw frame: bounds the Python objects
+#: alive during a parse (each step's texts are copied into Arrow buffers once per block).
+FRAME_BLOCK_STEPS = 65_536
+
+
+class _RawFrames:
+    """Parsed rows as raw step / call frames, turned into frames every FRAME_BLOCK_STEPS."""
+
+    def __init__(self) -> None:
+        self.acc = Acc()
+        self.steps: list[pl.DataFrame] = []
+        self.calls: list[pl.DataFrame] = []
+
+    def add(self, steps: dict[str, list], calls: list) -> None:
+        for key, v in steps.items():
+            self.acc.steps[key].extend(v)
+        self.acc.calls.extend(calls)
+        if self.acc.n_steps >= FRAME_BLOCK_STEPS:
+            self._flush()
+
+    def _flush(self) -> None:
+        self.steps.append(raw_steps_frame(self.acc.step_columns()))
+        self.calls.append(raw_calls_frame(self.acc.call_columns()))
+        self.acc = Acc()
+
+    def frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """(raw steps, raw calls) of everything added, in the order added."""
+        if self.acc.n_steps or self.acc.calls or not self.steps:
+            self._flush()
+        one = len(self.steps) == 1
+        return (
+            self.steps[0] if one else pl.concat(self.steps),
+            self.calls[0] if one else pl.concat(self.calls),
+        )
+
+
 def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: bool) -> tuple:
-    """Parse work items in parallel; returns merged (steps, calls, index, errors)."""
-    acc = Acc()
+    """Parse work items in parallel; returns (raw steps, raw calls, index columns, errors)."""
+    raw = _RawFrames()
     index: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
     errors: list[LoadError] = []
     n = len(work)
@@ -195,9 +231,7 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
 
     def merge(res: tuple, k: int) -> None:
         s, c, i, e = res
-        for key, v in s.items():
-            acc.steps[key].extend(v)
-        acc.calls.extend(c)
+        raw.add(s, c)
         for key, v in i.items():
             index[key].extend(v)
         errors.extend(e)
@@ -219,10 +253,10 @@ def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: boo
         with ex:
             futs = {ex.submit(_parse_chunk, ch): len(ch) for ch in chunks}
             for f in as_completed(futs):
-                merge(f.result(), futs[f])
+                merge(f.result(), futs.pop(f))  # dropped once merged: not held to the end
     if bar is not None:
         bar.close()
-    return acc, index, errors
+    return *raw.frames(), index, errors
 
 
 def _keep(df: pl.DataFrame, ids: Any, col: str = "trial_id") -> pl.DataFrame:
@@ -385,10 +419,10 @@ def build_trajectories(
     t = _harbor_trials(trials)
     rows, by_job = _trial_rows(t)
     plan = _plan_jobs(rows, by_job, cache, finished_jobs)
-    acc, idx_cols, errors = _run(plan.work, plan.total_bytes, workers, progress)
+    raw_steps, raw_calls, idx_cols, errors = _run(plan.work, plan.total_bytes, workers, progress)
     new = {
-        "traj_steps": finish_steps(raw_steps_frame(acc.step_columns())),
-        "traj_calls": finish_calls(raw_calls_frame(acc.call_columns())),
+        "traj_steps": finish_steps(raw_steps),
+        "traj_calls": finish_calls(raw_calls),
         "traj_index": pl.DataFrame(idx_cols, schema=INDEX_SCHEMA),
         "traj_errors": job_cache.errors_frame(errors) if (cache or plan.cached) else None,
     }
