@@ -47,16 +47,7 @@ def distribution(
     title = title or value
     if t.height == 0:
         return empty_chart(f"No trial has a value for {value}.", title)
-    v = pl.col(value)
-    q = t.group_by(by, maintain_order=True).agg(
-        pl.len().alias("n"),
-        v.min().alias("min"),
-        v.quantile(0.25, "linear").alias("q1"),
-        v.median().alias("median"),
-        v.quantile(0.75, "linear").alias("q3"),
-        v.max().alias("max"),
-        v.mean().alias("mean"),
-    )
+    q = _run_quantiles(t, by, value)
     runs = [r for r in runs if r in set(q[by].to_list())]
     q, labels, cscale = with_run_labels(q, by, runs, order)
     scale = alt.Scale(type="log") if log else alt.Scale(zero=True)
@@ -79,20 +70,8 @@ def distribution(
     layers = whisk + box + med
     small = q.filter(pl.col("n") <= POINTS_UP_TO)[by].to_list()
     if small:
-        cols = [by, value] + [
-            c for c in ("task_name", "attempt", "reward", "cost_usd", "outcome") if c in t.columns
-        ]
-        pts, _, _ = with_run_labels(t.filter(pl.col(by).is_in(small)), by, runs, order)
-        ptips = [alt.Tooltip(f"{value}:Q", title=x_title, format=fmt)] + [
-            alt.Tooltip(
-                f"{c}:{'Q' if t.schema[c].is_numeric() else 'N'}",
-                **({"format": USD} if c == "cost_usd" else {}),
-            )
-            for c in cols[2:]
-        ]
-        cols += ["_label", "_colour"]
-        layers = layers + alt.Chart(data(pts, cols)).mark_circle(size=28, opacity=0.6).encode(
-            x=f"{value}:Q", y=y, color=color, tooltip=ptips
+        layers = layers + _trial_points(
+            t.filter(pl.col(by).is_in(small)), by, value, runs, order, x_title, fmt, y, color
         )
     sub = f"{t.height} trials; box: middle half, black tick: median, line: min to max"
     if small:
@@ -103,6 +82,51 @@ def distribution(
         width=WIDTH,
         height=height_for(len(runs), 42),
         title=alt.Title(title, subtitle=wrap_title(sub)),
+    )
+
+
+def _run_quantiles(t: pl.DataFrame, by: str, value: str) -> pl.DataFrame:
+    """Per run: trial count, min, quartiles, median, max and mean of ``value``."""
+    v = pl.col(value)
+    return t.group_by(by, maintain_order=True).agg(
+        pl.len().alias("n"),
+        v.min().alias("min"),
+        v.quantile(0.25, "linear").alias("q1"),
+        v.median().alias("median"),
+        v.quantile(0.75, "linear").alias("q3"),
+        v.max().alias("max"),
+        v.mean().alias("mean"),
+    )
+
+
+def _trial_points(
+    t: pl.DataFrame,
+    by: str,
+    value: str,
+    runs: list[str],
+    order: Sequence[str] | None,
+    x_title: str,
+    fmt: str,
+    y: alt.Y,
+    color: alt.Color,
+) -> Chart:
+    """One point per trial (with its tooltip) for the runs in ``t``."""
+    cols = [by, value] + [
+        c for c in ("task_name", "attempt", "reward", "cost_usd", "outcome") if c in t.columns
+    ]
+    pts, _, _ = with_run_labels(t, by, runs, order)
+    ptips = [alt.Tooltip(f"{value}:Q", title=x_title, format=fmt)] + [
+        alt.Tooltip(
+            f"{c}:{'Q' if t.schema[c].is_numeric() else 'N'}",
+            **({"format": USD} if c == "cost_usd" else {}),
+        )
+        for c in cols[2:]
+    ]
+    cols += ["_label", "_colour"]
+    return (
+        alt.Chart(data(pts, cols))
+        .mark_circle(size=28, opacity=0.6)
+        .encode(x=f"{value}:Q", y=y, color=color, tooltip=ptips)
     )
 
 

@@ -252,14 +252,7 @@ def cost_vs_pass(
     """
     df = frame(df, by, cost, "reward")
     runs = order_runs(df, by, order)
-    agg = df.group_by(by, maintain_order=True).agg(
-        pl.len().alias("trials"),
-        pl.col(cost).is_not_null().sum().alias("priced"),
-        pl.col(cost).mean().alias("cost"),
-        pl.col(cost).sum().alias("total"),
-        passed().mean().alias("pass_rate"),
-        pl.col("reward").fill_null(0.0).mean().alias("mean_reward"),
-    )
+    agg = _run_cost_and_pass(df, by, cost)
     missing = agg.filter(pl.col("priced") == 0)[by].to_list()
     pts = agg.filter(pl.col("priced") > 0)
     if pts.height == 0:
@@ -270,15 +263,7 @@ def cost_vs_pass(
         sub += f"; {len(missing)} run(s) without {cost} not shown"
     shown = [r for r in runs if r in set(pts[by].to_list())]
     pts, _, scale = with_run_labels(pts, by, shown, order)
-    tips = [
-        alt.Tooltip(f"{by}:N", title="run"),
-        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
-        alt.Tooltip("mean_reward:Q", format=".3f", title="mean reward"),
-        alt.Tooltip("cost:Q", format=cost_format, title=cost_title),
-        alt.Tooltip("total:Q", format=cost_format, title="total"),
-        alt.Tooltip("trials:Q", title="trials"),
-        alt.Tooltip("priced:Q", title=f"trials with {cost}"),
-    ]
+    tips = _cost_pass_tooltips(by, cost, cost_title, cost_format)
     x = alt.X(
         "cost:Q",
         title=cost_title,
@@ -310,3 +295,28 @@ def cost_vs_pass(
     return (line + points).properties(
         width=WIDTH, height=320, title=alt.Title(title, subtitle=wrap_title(sub))
     )
+
+
+def _run_cost_and_pass(df: pl.DataFrame, by: str, cost: str) -> pl.DataFrame:
+    """Per run: trials, trials with ``cost``, mean and total ``cost``, pass rate, mean reward."""
+    return df.group_by(by, maintain_order=True).agg(
+        pl.len().alias("trials"),
+        pl.col(cost).is_not_null().sum().alias("priced"),
+        pl.col(cost).mean().alias("cost"),
+        pl.col(cost).sum().alias("total"),
+        passed().mean().alias("pass_rate"),
+        pl.col("reward").fill_null(0.0).mean().alias("mean_reward"),
+    )
+
+
+def _cost_pass_tooltips(by: str, cost: str, cost_title: str, cost_format: str) -> list[alt.Tooltip]:
+    """Tooltips of one cost_vs_pass point."""
+    return [
+        alt.Tooltip(f"{by}:N", title="run"),
+        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
+        alt.Tooltip("mean_reward:Q", format=".3f", title="mean reward"),
+        alt.Tooltip("cost:Q", format=cost_format, title=cost_title),
+        alt.Tooltip("total:Q", format=cost_format, title="total"),
+        alt.Tooltip("trials:Q", title="trials"),
+        alt.Tooltip("priced:Q", title=f"trials with {cost}"),
+    ]

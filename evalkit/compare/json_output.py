@@ -113,6 +113,23 @@ def promotion_decision(
         )
     if mrd < -TOL:
         fired.append((4, "revert", f"mean reward fell {100 * mrd:+.1f} points"))
+    fired += _evidence_reasons(evidence_delta, evidence_missing, require_evidence)
+    fired += _hold_reasons(
+        mrd, timeout_rate_delta, cost_per_pass_b, cost_per_pass_budget, gate_verdict
+    )
+    if guard_decision == "flag":
+        fired.append((7, "promote-with-monitoring", "regression guard: flag (cost or steps rose)"))
+    if not fired:
+        return "promote", ["reward improved, no regression, enough evidence (ship gate: Ship it)"]
+    fired.sort(key=lambda x: x[0])
+    return fired[0][1], [r for _, _, r in fired]
+
+
+def _evidence_reasons(
+    evidence_delta: float | None, evidence_missing: int, require_evidence: bool
+) -> list[tuple[int, str, str]]:
+    """The needs-review rules: evidence completeness fell, or paired trials lack evidence."""
+    fired: list[tuple[int, str, str]] = []
     if evidence_delta is not None and evidence_delta < -TOL:
         fired.append(
             (5, "needs-review", f"evidence completeness fell {100 * evidence_delta:+.1f} points")
@@ -126,6 +143,18 @@ def promotion_decision(
                 "verifier output, artifacts manifest): missing evidence is never a pass",
             )
         )
+    return fired
+
+
+def _hold_reasons(
+    mrd: float,
+    timeout_rate_delta: float | None,
+    cost_per_pass_b: float | None,
+    cost_per_pass_budget: float | None,
+    gate_verdict: str,
+) -> list[tuple[int, str, str]]:
+    """The priority-6 hold rules: no improvement, timeouts rose, cost budget, ship gate Hold."""
+    fired: list[tuple[int, str, str]] = []
     if abs(mrd) <= TOL:
         fired.append((6, "hold", "no mean-reward improvement"))
     if timeout_rate_delta is not None and timeout_rate_delta > TOL:
@@ -143,12 +172,7 @@ def promotion_decision(
             )
     if gate_verdict == HOLD:
         fired.append((6, "hold", "ship gate: Hold (not enough evidence)"))
-    if guard_decision == "flag":
-        fired.append((7, "promote-with-monitoring", "regression guard: flag (cost or steps rose)"))
-    if not fired:
-        return "promote", ["reward improved, no regression, enough evidence (ship gate: Ship it)"]
-    fired.sort(key=lambda x: x[0])
-    return fired[0][1], [r for _, _, r in fired]
+    return fired
 
 
 def _stats_block(cmp: Comparison, attr: str) -> tuple[dict[str, Any] | None, str | None]:

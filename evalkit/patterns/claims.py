@@ -86,20 +86,9 @@ def _claims(ctx: Context) -> pl.DataFrame:
     )
 
 
-@detector("premature_completion", version=1, _builtin=True)
-def premature_completion(ctx: Context) -> pl.DataFrame:
-    """The agent stops (closing message or finish call) without checking its last change.
-
-    (i) files were written and no verification followed the last write (a test / check
-    command, or a call that reads or runs the last written file), or (ii) the last
-    verification failed. Trials that ended on a timeout or context error did not stop by
-    choice and are skipped. Severity high when the agent also claims completion.
-    """
-    c = ctx.calls.select(
-        *G, "gkey", "seq", "step_index", "is_write", "is_verify", "is_shell", "r_paths", "err",
-        "w_paths", "cmd", "function_name", "arguments",
-    )  # fmt: skip
-    le = (
+def _last_writes(c: pl.DataFrame) -> pl.DataFrame:
+    """Per trajectory: the seq, step and file basename of the last write call."""
+    return (
         c.filter(pl.col("is_write"))
         .group_by(G)
         .agg(
@@ -108,6 +97,11 @@ def premature_completion(ctx: Context) -> pl.DataFrame:
             basename(pl.col("w_paths").last().list.first()).alias("_ebase"),
         )
     )
+
+
+def _verifications_after_last_write(ctx: Context, c: pl.DataFrame) -> pl.DataFrame:
+    """Per trajectory: count, last error, step and label of verification calls after the
+    last write (a test / check command, or a call that reads or runs the last written file)."""
     # per trajectory, broadcast the last write (the frame is sorted by trajectory, then seq)
     last_w = pl.when(pl.col("is_write")).then(pl.col("w_paths").list.first())
     after = c.with_columns(
@@ -122,7 +116,7 @@ def premature_completion(ctx: Context) -> pl.DataFrame:
         .fill_null(False)
     )
     ver = pl.col("is_verify") | (pl.col("_ebase").is_not_null() & mention)
-    v = (
+    return (
         after.filter(ver)
         .sort("seq")
         .group_by(G)
@@ -137,6 +131,23 @@ def premature_completion(ctx: Context) -> pl.DataFrame:
         .with_columns(label(ctx).alias("_vl"))
         .drop("cmd", "function_name", "arguments")
     )
+
+
+@detector("premature_completion", version=1, _builtin=True)
+def premature_completion(ctx: Context) -> pl.DataFrame:
+    """The agent stops (closing message or finish call) without checking its last change.
+
+    (i) files were written and no verification followed the last write (a test / check
+    command, or a call that reads or runs the last written file), or (ii) the last
+    verification failed. Trials that ended on a timeout or context error did not stop by
+    choice and are skipped. Severity high when the agent also claims completion.
+    """
+    c = ctx.calls.select(
+        *G, "gkey", "seq", "step_index", "is_write", "is_verify", "is_shell", "r_paths", "err",
+        "w_paths", "cmd", "function_name", "arguments",
+    )  # fmt: skip
+    le = _last_writes(c)
+    v = _verifications_after_last_write(ctx, c)
     s = _claims(ctx).join(le, on=G, how="left").join(v, on=G, how="left")
     s = _with_reward(ctx, s)
     exc = list(ctx.params("timeout_burn")["exceptions"]) + list(

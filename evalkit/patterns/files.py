@@ -30,60 +30,11 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
     produced it). Trials whose actions are not recorded as tool calls (no calls, but step
     observations: text-embedded actions) are skipped.
     """
-    p = ctx.params("unverified_file_claim")
-    msg = pl.col("message")
-    m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
-    if p["claim_regex"] == FILE_CLAIM:  # literal prefilter valid for the default regex only
-        m = m.filter(msg.str.contains(any_of(_CLAIM_VERBS, ignore_case=True)))
-    m = m.filter(msg.str.contains(p["claim_regex"]))
-    claims = (
-        m.select(
-            "trial_id",
-            "step_index",
-            "message",
-            _group1_all(pl.col("message"), p["claim_regex"]).alias("path"),
-        )
-        .explode("path")
-        .filter(pl.col("path").is_not_null())
-        .with_columns(clean_path(pl.col("path")).alias("path"))
-        .with_columns(basename(pl.col("path")).alias("base"))
-        .filter(pl.col("base").is_not_null() & (pl.col("base") != ""))
-        .unique(["trial_id", "base"], keep="first", maintain_order=True)
-    )
+    claims = _claimed_files(ctx, ctx.params("unverified_file_claim")["claim_regex"])
     if claims.height == 0:
         return claims.select("trial_id", step_start="step_index")
-    # trials whose actions are not recorded as tool calls cannot be judged
-    with_calls = ctx.all_calls.select("trial_id").unique()
-    text_actions = (
-        ctx.steps.filter(pl.col("observation").is_not_null())
-        .select("trial_id")
-        .unique()
-        .join(with_calls, on="trial_id", how="anti")
-    )
-    claims = claims.join(text_actions, on="trial_id", how="anti")
-    w = ctx.writes.select("trial_id", "base", pl.col("step_index").alias("_ws"))
-    supported = (
-        claims.join(w, on=["trial_id", "base"])
-        .filter(pl.col("_ws") <= pl.col("step_index"))
-        .select("trial_id", "step_index", "base")
-        .unique()
-    )
-    uns = claims.join(supported, on=["trial_id", "step_index", "base"], how="anti")
-    obs = ctx.all_calls.select("trial_id", pl.col("step_index").alias("_os"), "observation")
-    seen = (
-        uns.select("trial_id", "step_index", "base")
-        .join(obs, on="trial_id")
-        .filter(
-            (pl.col("_os") <= pl.col("step_index"))
-            & pl.col("observation").str.contains(pl.col("base"), literal=True).fill_null(False)
-        )
-        .select("trial_id", "step_index", "base")
-        .unique()
-        .with_columns(pl.lit(True).alias("_seen"))
-    )
-    uns = uns.join(seen, on=["trial_id", "step_index", "base"], how="left").with_columns(
-        pl.col("_seen").fill_null(False)
-    )
+    claims = claims.join(_trials_with_text_actions(ctx), on="trial_id", how="anti")
+    uns = _mark_seen_in_output(ctx, _claims_without_prior_write(ctx, claims))
     seen_in_output = pl.col("_seen")
     return uns.select(
         *finding_columns(
@@ -98,6 +49,71 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
                 ctx.snippet(pl.col("message")),
             ),
         )
+    )
+
+
+def _claimed_files(ctx: Context, claim_regex: str) -> pl.DataFrame:
+    """One row per (trial, file basename) an agent message claims to have written."""
+    msg = pl.col("message")
+    m = ctx.msgs.select("trial_id", "traj", "step_index", "message")
+    if claim_regex == FILE_CLAIM:  # literal prefilter valid for the default regex only
+        m = m.filter(msg.str.contains(any_of(_CLAIM_VERBS, ignore_case=True)))
+    m = m.filter(msg.str.contains(claim_regex))
+    return (
+        m.select(
+            "trial_id",
+            "step_index",
+            "message",
+            _group1_all(pl.col("message"), claim_regex).alias("path"),
+        )
+        .explode("path")
+        .filter(pl.col("path").is_not_null())
+        .with_columns(clean_path(pl.col("path")).alias("path"))
+        .with_columns(basename(pl.col("path")).alias("base"))
+        .filter(pl.col("base").is_not_null() & (pl.col("base") != ""))
+        .unique(["trial_id", "base"], keep="first", maintain_order=True)
+    )
+
+
+def _trials_with_text_actions(ctx: Context) -> pl.DataFrame:
+    """Trials whose actions are not recorded as tool calls (observations but no calls)."""
+    with_calls = ctx.all_calls.select("trial_id").unique()
+    return (
+        ctx.steps.filter(pl.col("observation").is_not_null())
+        .select("trial_id")
+        .unique()
+        .join(with_calls, on="trial_id", how="anti")
+    )
+
+
+def _claims_without_prior_write(ctx: Context, claims: pl.DataFrame) -> pl.DataFrame:
+    """The claims whose file no tool call wrote at or before the claim's step."""
+    w = ctx.writes.select("trial_id", "base", pl.col("step_index").alias("_ws"))
+    supported = (
+        claims.join(w, on=["trial_id", "base"])
+        .filter(pl.col("_ws") <= pl.col("step_index"))
+        .select("trial_id", "step_index", "base")
+        .unique()
+    )
+    return claims.join(supported, on=["trial_id", "step_index", "base"], how="anti")
+
+
+def _mark_seen_in_output(ctx: Context, uns: pl.DataFrame) -> pl.DataFrame:
+    """Add ``_seen``: the file's basename appears in a tool output at or before the claim."""
+    obs = ctx.all_calls.select("trial_id", pl.col("step_index").alias("_os"), "observation")
+    seen = (
+        uns.select("trial_id", "step_index", "base")
+        .join(obs, on="trial_id")
+        .filter(
+            (pl.col("_os") <= pl.col("step_index"))
+            & pl.col("observation").str.contains(pl.col("base"), literal=True).fill_null(False)
+        )
+        .select("trial_id", "step_index", "base")
+        .unique()
+        .with_columns(pl.lit(True).alias("_seen"))
+    )
+    return uns.join(seen, on=["trial_id", "step_index", "base"], how="left").with_columns(
+        pl.col("_seen").fill_null(False)
     )
 
 

@@ -8,6 +8,8 @@ signature within its trajectory) instead of ``over()`` on string columns.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from evalkit.patterns.context import Context
@@ -100,26 +102,44 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
     )  # fmt: skip
     if c.height == 0:
         return pl.DataFrame(schema={"trial_id": pl.String, "step_start": pl.Int64})
-    parts = []
-
-    def rule(df: pl.DataFrame, sev: str, conf: float, rank: int, what: str) -> pl.DataFrame:
-        return df.with_columns(
-            pl.lit(sev).alias("severity"), pl.lit(conf).alias("confidence"),
-            pl.lit(rank).alias("_rank"), pl.lit(what).alias("_what"), pl.col("n").cast(pl.Int64),
-        ).select(_RETRY_COLS)  # fmt: skip
-
     a = _runs(c, ("sig", "err"), int(p["min_failing_repeats"]), where=pl.col("err"))
-    parts.append(rule(a, "high", 0.95, 0, "{}x identical failing call: {}"))
     b = _runs(c, ("sig", "obs_hash"), int(p["min_same_output_repeats"]))
-    parts.append(rule(b, "medium", 0.9, 1, "{}x identical call, identical output: {}"))
-    # (c) period-2 cycle: x[i] == x[i-2] (call and output) and x[i] != x[i-1]
+    window_rule = ">= {} repeats within " + str(p["window"]) + " calls: {}"
+    parts = [
+        _retry_rule(a, "high", 0.95, 0, "{}x identical failing call: {}"),
+        _retry_rule(b, "medium", 0.9, 1, "{}x identical call, identical output: {}"),
+        _retry_rule(_period2_cycles(c, p["cycle_calls"]), "medium", 0.85, 2,
+                    "period-2 cycle over {} calls, e.g. {}"),
+        _retry_rule(_window_repeats(ctx, c, p), "low", 0.7, 3, window_rule),
+    ]  # fmt: skip
+    out = pl.concat(parts, how="vertical_relaxed")
+    # one finding per (trial, traj, call): the strongest rule wins
+    out = out.sort("_rank", "trial_id", "step_start").unique(
+        ["trial_id", "traj", "sig"], keep="first", maintain_order=True
+    )
+    return out.select(
+        "trial_id", "step_start", "step_end", "severity", "confidence",
+        _fmt(pl.col("_what"), pl.col("n"), label(ctx)).alias("evidence"),
+    )  # fmt: skip
+
+
+def _retry_rule(df: pl.DataFrame, sev: str, conf: float, rank: int, what: str) -> pl.DataFrame:
+    """Tag one retry_loop rule's spans with its severity, confidence, rank and template."""
+    return df.with_columns(
+        pl.lit(sev).alias("severity"), pl.lit(conf).alias("confidence"),
+        pl.lit(rank).alias("_rank"), pl.lit(what).alias("_what"), pl.col("n").cast(pl.Int64),
+    ).select(_RETRY_COLS)  # fmt: skip
+
+
+def _period2_cycles(c: pl.DataFrame, min_calls: Any) -> pl.DataFrame:
+    """Spans where x[i] == x[i-2] (call and output) and x[i] != x[i-1], >= min_calls long."""
     alt = (
         (shift_in_group("sig", 2) == pl.col("sig"))
         & (shift_in_group("obs_hash", 2) == pl.col("obs_hash"))
         & (pl.col("sig") != pl.col("sig").shift(1))
     ).fill_null(False)
     cyc = c.with_columns(alt.alias("_alt"), pl.col("step_index").shift(2).alias("_s2"))
-    cyc = flagged_spans(
+    return flagged_spans(
         cyc,
         "_alt",
         pl.col("traj").first(),
@@ -128,10 +148,15 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
         pl.col("_s2").first().alias("step_start"),
         pl.col("step_index").last().alias("step_end"),
         *[pl.col(x).first() for x in _lab_cols()],
-    ).filter(pl.col("n") >= p["cycle_calls"])
-    parts.append(rule(cyc, "medium", 0.85, 2, "period-2 cycle over {} calls, e.g. {}"))
-    # (d) windowed repeats; polling commands keyed on (call, output). Sorted by key, the
-    # (k-1)-th earlier occurrence is a plain shift.
+    ).filter(pl.col("n") >= min_calls)
+
+
+def _window_repeats(ctx: Context, c: pl.DataFrame, p: dict[str, Any]) -> pl.DataFrame:
+    """The same call >= window_repeats times within ``window`` consecutive calls.
+
+    Polling commands are keyed on (call, output). Sorted by key, the (k-1)-th earlier
+    occurrence is a plain shift.
+    """
     k = int(p["window_repeats"])
     poll = pl.col("cmd").str.contains(ctx.common["polling_regex"]).fill_null(False)
     key = pl.when(poll).then(pl.col("sig_g").xor(pl.col("obs_hash"))).otherwise(pl.col("sig_g"))
@@ -149,20 +174,10 @@ def retry_loop(ctx: Context) -> pl.DataFrame:
         pl.col("step_index").max().alias("step_end"),
         (pl.len() + k - 1).alias("n"),
     )
-    d = pl.concat(
+    return pl.concat(
         [c[d.get_column("_i")].select("trial_id", "traj", "sig", *_lab_cols()), d.drop("_i", "_k")],
         how="horizontal",
     )
-    parts.append(rule(d, "low", 0.7, 3, ">= {} repeats within " + str(p["window"]) + " calls: {}"))
-    out = pl.concat(parts, how="vertical_relaxed")
-    # one finding per (trial, traj, call): the strongest rule wins
-    out = out.sort("_rank", "trial_id", "step_start").unique(
-        ["trial_id", "traj", "sig"], keep="first", maintain_order=True
-    )
-    return out.select(
-        "trial_id", "step_start", "step_end", "severity", "confidence",
-        _fmt(pl.col("_what"), pl.col("n"), label(ctx)).alias("evidence"),
-    )  # fmt: skip
 
 
 def _fmt(template: pl.Expr, n: pl.Expr, lab: pl.Expr) -> pl.Expr:

@@ -300,25 +300,7 @@ def clustered_proportion_ci(
             raise ValueError("estimand='same_tasks' supports method 'auto' (= 'wilson') only")
         return _rerun_interval(s, k, confidence)
     d = _TaskPool.of(s, k)
-    if mkey == "auto" or mkey in _PROPORTION_METHODS:
-        r = _effective_sample_interval(d, mkey, confidence)
-    elif mkey == "cluster-t":
-        r = _cluster_t_interval(d, confidence)
-    elif mkey == "cluster-bootstrap":
-        lo, hi = cluster_bootstrap_ratio_ci(s, k, confidence, n_resamples, seed)
-        r = _Bounds(
-            lo, hi, d.no_fallback, "cluster-bootstrap", "cluster-bootstrap", se=np.sqrt(d.v_cl)
-        )
-    elif mkey == "iid-wilson":
-        lo, hi = proportion_ci(
-            np.nan_to_num(d.big_s), np.where(d.empty, 0.0, d.big_n), confidence=confidence
-        )
-        r = _Bounds(lo, hi, d.no_fallback, "iid-wilson", "iid-wilson", n_eff=d.big_n)
-    else:
-        raise ValueError(
-            f"unknown method {method!r}; use 'auto', 'wilson', 'clopper-pearson', 'jeffreys', "
-            "'mid-p', 'cluster-t', 'cluster-bootstrap' or 'iid-wilson'"
-        )
+    r = _new_tasks_bounds(d, s, k, method, confidence, n_resamples, seed)
     n_eff = d.n_eff if r.n_eff is None else r.n_eff
     return IntervalArrays(
         estimate=d.p,
@@ -330,6 +312,37 @@ def clustered_proportion_ci(
         fallback=np.asarray(r.fallback),
         label=r.label,
         fallback_label=r.fallback_label,
+    )
+
+
+def _new_tasks_bounds(
+    d: _TaskPool,
+    s: np.ndarray,
+    k: np.ndarray,
+    method: str,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+) -> _Bounds:
+    """The ``estimand="new_tasks"`` interval of the chosen method (see clustered_proportion_ci)."""
+    mkey = str(method).strip().lower().replace("_", "-")
+    if mkey == "auto" or mkey in _PROPORTION_METHODS:
+        return _effective_sample_interval(d, mkey, confidence)
+    if mkey == "cluster-t":
+        return _cluster_t_interval(d, confidence)
+    if mkey == "cluster-bootstrap":
+        lo, hi = cluster_bootstrap_ratio_ci(s, k, confidence, n_resamples, seed)
+        return _Bounds(
+            lo, hi, d.no_fallback, "cluster-bootstrap", "cluster-bootstrap", se=np.sqrt(d.v_cl)
+        )
+    if mkey == "iid-wilson":
+        lo, hi = proportion_ci(
+            np.nan_to_num(d.big_s), np.where(d.empty, 0.0, d.big_n), confidence=confidence
+        )
+        return _Bounds(lo, hi, d.no_fallback, "iid-wilson", "iid-wilson", n_eff=d.big_n)
+    raise ValueError(
+        f"unknown method {method!r}; use 'auto', 'wilson', 'clopper-pearson', 'jeffreys', "
+        "'mid-p', 'cluster-t', 'cluster-bootstrap' or 'iid-wilson'"
     )
 
 
