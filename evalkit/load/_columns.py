@@ -19,17 +19,30 @@ UTC_DATETIME = pl.Datetime("us", "UTC")
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """One column of a frame: its name, Polars dtype and what the value means."""
+    """One column of a frame: its name, Polars dtype and what the value means.
+
+    ``derived``: computed over the whole frame from other columns after the readers ran
+    (e.g. steps' timestamp from the recorded text), so no reader fills it row by row.
+    """
 
     name: str
     dtype: pl.DataType
     doc: str
     required: bool = False  # part of the public contract (api-contract.md)
+    derived: bool = False
 
 
 def schema(columns: Sequence[Column]) -> dict[str, pl.DataType]:
     """``{name: dtype}`` in declaration order."""
     return {c.name: c.dtype for c in columns}
+
+
+def reader_schema(
+    columns: Sequence[Column], working: Sequence[Column] = ()
+) -> dict[str, pl.DataType]:
+    """``{name: dtype}`` of what a reader fills per row: the declared columns that are not
+    ``derived``, then the ``working`` columns the derivation consumes."""
+    return {c.name: c.dtype for c in (*columns, *working) if not c.derived}
 
 
 def empty(columns: Sequence[Column]) -> pl.DataFrame:

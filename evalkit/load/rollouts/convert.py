@@ -29,6 +29,7 @@ import orjson
 from evalkit.load.errors import LoadError
 from evalkit.load.io import as_int, finite_float
 from evalkit.load.rollouts.events import TERMINAL, RolloutFile
+from evalkit.load.steps.columns import call_row, step_row
 from evalkit.load.steps.commands import shell_command
 
 _STEP_TYPES = frozenset(
@@ -45,10 +46,8 @@ _SEVERITY = {"retry_loop": "low", "premature_completion": "high"}
 @dataclass
 class Converted:
     trial: dict[str, Any]
-    steps: list[tuple] = field(default_factory=list)
-    step_retries: list[int | None] = field(default_factory=list)
-    calls: list[tuple] = field(default_factory=list)
-    call_durations: list[float | None] = field(default_factory=list)
+    steps: list[tuple] = field(default_factory=list)  # steps.columns.step_row
+    calls: list[tuple] = field(default_factory=list)  # steps.columns.call_row
     findings: list[dict] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
 
@@ -257,14 +256,10 @@ def _steps_and_calls(
     step number, the number of calls and of calls repeating an earlier (tool, arguments)."""
     idx = 0
     if isinstance(sd.get("system_prompt"), str):
-        out.steps.append((run_id, idx, 0, "main", True, None, "system", None, sd["system_prompt"], None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
-        out.step_retries.append(None)
+        out.steps.append(_opening_step(run_id, idx, "system", sd["system_prompt"], started))
         idx += 1
     if started is not None:
-        out.steps.append((run_id, idx, 0, "main", True, None, "user", None, _text(sd.get("prompt")), None, started.get("ts"),
-                          None, None, None, None, 0, None, None, None, None, None))  # fmt: skip
-        out.step_retries.append(None)
+        out.steps.append(_opening_step(run_id, idx, "user", _text(sd.get("prompt")), started))
         idx += 1
     sigs: dict[str, int] = {}
     n_retried = n_calls_total = 0
@@ -280,21 +275,32 @@ def _steps_and_calls(
         ts = (turns[0] if turns else es[0]).get("ts")
         rows = _call_events(es, ltc)
         for ci, row in enumerate(rows):
-            call = _call_row(run_id, idx, ci, row, ts)
-            sig = call[-1]
+            call, sig = _call_row(run_id, idx, ci, row, ts)
             sigs[sig] = sigs.get(sig, 0) + 1
             n_retried += sigs[sig] > 1
             n_calls_total += 1
             out.calls.append(call)
-            comp = row[1] if len(row) == 2 else None
-            out.call_durations.append(finite_float(_d(comp).get("duration_ms")) if comp else None)
         pt, ctok, cached, scost, sstat = _step_usage(kinds)
-        out.steps.append((run_id, idx, n, "main", True, None, "agent", model_name, _step_message(kinds),
-                          _step_reasoning(kinds), ts, pt, ctok, cached, _cost_known(scost, sstat), len(rows),
-                          None, None, len(turns), _step_extra(kinds, ltc), None))  # fmt: skip
-        out.step_retries.append(len(kinds.get("llm.empty_response.retry", ())))
+        out.steps.append(step_row(
+            trial_id=run_id, step_index=idx, step_id=n, trajectory="main", is_main=True,
+            source="agent", model_name=model_name, message=_step_message(kinds),
+            reasoning_content=_step_reasoning(kinds), _ts=ts, prompt_tokens=pt,
+            completion_tokens=ctok, cached_tokens=cached, cost_usd=_cost_known(scost, sstat),
+            n_tool_calls=len(rows), llm_call_count=len(turns), extra=_step_extra(kinds, ltc),
+            llm_retries=len(kinds.get("llm.empty_response.retry", ())),
+        ))  # fmt: skip
         idx += 1
     return step_index_of, n_calls_total, n_retried
+
+
+def _opening_step(
+    run_id: str, idx: int, source: str, text: str | None, started: dict | None
+) -> tuple:
+    """The system or user prompt as a step of its own (no calls, timestamped at the start)."""
+    return step_row(
+        trial_id=run_id, step_index=idx, step_id=0, trajectory="main", is_main=True,
+        source=source, message=text, _ts=started.get("ts") if started else None, n_tool_calls=0,
+    )  # fmt: skip
 
 
 def _step_message(kinds: dict[str, list[dict]]) -> str | None:
@@ -389,8 +395,8 @@ def _call_events(es: list[dict], ltc: dict) -> list[tuple]:
     return [(None, None, tc) for tc in listed if isinstance(tc, dict)]
 
 
-def _call_row(run_id: str, idx: int, ci: int, row: tuple, ts: Any) -> tuple:
-    """One tool_calls row (its last field: the (tool, canonical arguments) signature)."""
+def _call_row(run_id: str, idx: int, ci: int, row: tuple, ts: Any) -> tuple[tuple, str]:
+    """One tool_calls row and its retry signature (tool and canonical arguments)."""
     if len(row) == 3:
         tc = row[2]
         cid, tool, raw_args, comp, cts = tc.get("id"), tc.get("name"), tc.get("arguments"), None, ts
@@ -418,8 +424,14 @@ def _call_row(run_id: str, idx: int, ci: int, row: tuple, ts: Any) -> tuple:
         canon = orjson.dumps(args, option=orjson.OPT_SORT_KEYS).decode()
     except TypeError:
         canon = str(args)
-    return (run_id, idx, ci, cid, "main", True, None, tool, _text(raw_args), shell_command(tool, args),
-            obs, osrc, s_err, s_exit, cts, f"{tool}\x00{canon}")  # fmt: skip
+    sig = f"{tool}\x00{canon}"
+    duration = finite_float(_d(comp).get("duration_ms")) if comp is not None else None
+    return call_row(
+        trial_id=run_id, step_index=idx, call_index=ci, tool_call_id=cid, trajectory="main",
+        is_main=True, function_name=tool, arguments=_text(raw_args),
+        command=shell_command(tool, args), observation=obs, observation_source=osrc,
+        duration_ms=duration, _ts=cts, _s_err=s_err, _s_exit=s_exit, _sig=sig,
+    ), sig  # fmt: skip
 
 
 def _recorded_findings(evs: list[dict], run_id: str, step_index_of: dict[int, int]) -> list[dict]:

@@ -24,7 +24,8 @@ from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.rollouts.convert import Converted, convert
 from evalkit.load.rollouts.events import looks_like_rollout_file, read_rollout_file
 from evalkit.load.rollouts.results import join_results, outcome_exprs, read_results_jsonl
-from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS, as_columns
+from evalkit.load.steps.atif import as_columns
+from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.derive import calls_frame, parse_timestamps, steps_frame
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
@@ -277,16 +278,12 @@ def _trials(convs: list[Converted]) -> pl.DataFrame:
 
 def _steps(convs: list[Converted]) -> pl.DataFrame:
     rows = [r for c in convs for r in c.steps]
-    cols = as_columns(rows, STEP_FIELDS)
-    retries = [r for c in convs for r in c.step_retries]
-    return steps_frame(cols).with_columns(pl.Series("llm_retries", retries, dtype=pl.Int64))
+    return steps_frame(as_columns(rows, STEP_FIELDS))
 
 
 def _calls(convs: list[Converted]) -> pl.DataFrame:
     rows = [r for c in convs for r in c.calls]
-    cols = as_columns(rows, CALL_FIELDS)
-    durs = [d for c in convs for d in c.call_durations]
-    return calls_frame(cols).with_columns(pl.Series("duration_ms", durs, dtype=pl.Float64))
+    return calls_frame(as_columns(rows, CALL_FIELDS))
 
 
 def _jobs(

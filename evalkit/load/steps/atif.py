@@ -16,21 +16,9 @@ from typing import Any
 import orjson
 
 from evalkit.load.io import as_int, finite_float, nested_deeper
+from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.commands import shell_command, structured_signals
 from evalkit.load.steps.schema import Metrics, Step, Trajectory, lenient
-
-#: Hidden/raw step columns, in the order the accumulator stores them.
-STEP_FIELDS = (
-    "trial_id", "step_index", "step_id", "trajectory", "is_main", "task_step", "source",
-    "model_name", "message", "reasoning_content", "_ts", "prompt_tokens",
-    "completion_tokens", "cached_tokens", "cost_usd", "n_tool_calls", "observation",
-    "is_copied_context", "llm_call_count", "extra", "is_sidechain",
-)  # fmt: skip
-CALL_FIELDS = (
-    "trial_id", "step_index", "call_index", "tool_call_id", "trajectory", "is_main",
-    "task_step", "function_name", "arguments", "command", "observation",
-    "observation_source", "_s_err", "_s_exit", "_ts", "_sig",
-)  # fmt: skip
 
 _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
 _DUMPS = orjson.dumps
@@ -226,6 +214,7 @@ def add_document(
     S["observation"].extend(step_obs)
     S["is_copied_context"].extend(copied)
     S["is_sidechain"].extend(side)
+    S["llm_retries"].extend([None] * n)  # a go-code count; ATIF records none
     _extend_step_content(S, st, src, _agent_model(doc.agent))
     return res
 
@@ -363,8 +352,8 @@ def _calls_and_observations(
             s_err, s_exit = structured_signals(cx, *(rx or ()))
         else:
             s_err = s_exit = None
-        out.append((
-            trial_id, idx, ci, cid, trajectory, is_main, task_step, fn, _json_text(args),
-            shell_command(fn, args), o, osrc, s_err, s_exit, ts, None,
+        out.append((  # in CALL_FIELDS order; duration_ms and _sig: go-code only
+            trial_id, idx, ci, cid, trajectory, fn, _json_text(args), shell_command(fn, args),
+            o, is_main, task_step, osrc, None, ts, s_err, s_exit, None,
         ))  # fmt: skip
     return n_calls, step_obs

@@ -7,9 +7,11 @@ extracted in ``steps/extract.py`` (ATIF) and ``rollouts/`` (go-code).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
-from evalkit.load._columns import UTC_DATETIME, Column
+from evalkit.load._columns import UTC_DATETIME, Column, reader_schema
 
 STEP_COLUMNS: tuple[Column, ...] = (
     Column("trial_id", pl.String, "Trial the step belongs to (join key to trials).", True),
@@ -41,7 +43,7 @@ STEP_COLUMNS: tuple[Column, ...] = (
         True,
     ),
     Column("reasoning_content", pl.String, "Reasoning text when recorded."),
-    Column("timestamp", UTC_DATETIME, "Step timestamp (UTC).", True),
+    Column("timestamp", UTC_DATETIME, "Step timestamp (UTC).", True, derived=True),
     Column(
         "prompt_tokens",
         pl.Int64,
@@ -99,9 +101,15 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
         pl.Boolean,
         "The call failed: structured signal (exit code, error field) else the documented text heuristic.",
         True,
+        derived=True,
     ),
-    Column("exit_code", pl.Int64, "Exit code when one is recorded or printed."),
-    Column("timestamp", UTC_DATETIME, "Timestamp of the step (or the call when recorded)."),
+    Column("exit_code", pl.Int64, "Exit code when one is recorded or printed.", derived=True),
+    Column(
+        "timestamp",
+        UTC_DATETIME,
+        "Timestamp of the step (or the call when recorded).",
+        derived=True,
+    ),
     # additions (issue 3)
     Column(
         "is_main", pl.Boolean, "True for calls of the main agent trajectory (see steps.is_main)."
@@ -116,11 +124,13 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
         "is_error_source",
         pl.String,
         "Which rule set is_error: 'structured' (error flag/field), 'exit_code', 'text' (heuristic, docs/trajectories.md) or null (unknown).",
+        derived=True,
     ),
     Column(
         "retried",
         pl.Boolean,
         "An identical call (same function and canonical arguments) came earlier in the same (sub)trajectory (the retry_loop detector's test).",
+        derived=True,
     ),
     Column(
         "duration_ms",
@@ -128,3 +138,44 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
         "Call duration in milliseconds when recorded (go-code tool.call.completed).",
     ),
 )
+
+#: Working columns: filled by the readers, consumed when the frames are finished
+#: (``steps/derive.py``), never in a frame the user sees.
+STEP_WORKING: tuple[Column, ...] = (
+    Column("_ts", pl.String, "The step's timestamp as recorded (ISO 8601 text) -> timestamp."),
+)
+CALL_WORKING: tuple[Column, ...] = (
+    Column("_ts", pl.String, "The call's timestamp as recorded -> timestamp."),
+    Column("_s_err", pl.Boolean, "Structured error signal (an error flag or field) -> is_error."),
+    Column("_s_exit", pl.Int64, "Structured exit code -> exit_code."),
+    Column(
+        "_sig",
+        pl.String,
+        "Retry signature (go-code: tool and key-sorted arguments; ATIF: null, the recorded "
+        "arguments text is used) -> retried.",
+    ),
+)
+
+#: What a reader fills per step and per call: the declared columns that are not derived,
+#: then the working ones, in this order (a call row is a tuple in CALL_FIELDS order).
+STEP_READ_SCHEMA = reader_schema(STEP_COLUMNS, STEP_WORKING)
+CALL_READ_SCHEMA = reader_schema(TOOL_CALL_COLUMNS, CALL_WORKING)
+STEP_FIELDS = tuple(STEP_READ_SCHEMA)
+CALL_FIELDS = tuple(CALL_READ_SCHEMA)
+
+
+def _row(fields: tuple[str, ...], values: dict[str, Any]) -> tuple:
+    unknown = values.keys() - set(fields)
+    if unknown:
+        raise TypeError(f"not a reader field: {', '.join(sorted(unknown))}")
+    return tuple([values.get(f) for f in fields])
+
+
+def step_row(**values: Any) -> tuple:
+    """One step as a tuple in STEP_FIELDS order, from named values (the others null)."""
+    return _row(STEP_FIELDS, values)
+
+
+def call_row(**values: Any) -> tuple:
+    """One tool call as a tuple in CALL_FIELDS order, from named values (the others null)."""
+    return _row(CALL_FIELDS, values)

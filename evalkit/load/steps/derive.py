@@ -11,33 +11,29 @@ import math
 import polars as pl
 
 from evalkit.load._columns import UTC_DATETIME, conform
-from evalkit.load.steps.atif import CALL_FIELDS, STEP_FIELDS
-from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
+from evalkit.load.steps.columns import (
+    CALL_READ_SCHEMA,
+    CALL_WORKING,
+    STEP_COLUMNS,
+    STEP_READ_SCHEMA,
+    STEP_WORKING,
+    TOOL_CALL_COLUMNS,
+)
 from evalkit.load.steps.commands import finish_tool_calls
+from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from evalkit.load.trials.derive import tokens_not_recorded
 
-_DECL_STEP = {c.name: c.dtype for c in STEP_COLUMNS}
-_DECL_CALL = {c.name: c.dtype for c in TOOL_CALL_COLUMNS}
-_HIDDEN = {"_ts": pl.String, "_s_err": pl.Boolean, "_s_exit": pl.Int64, "_sig": pl.String}
-
-#: trial_summary schema (what TrajectoryFrames.trial_summary holds).
+#: The trials columns the trajectories fill (TrajectoryFrames.trial_summary), with their
+#: declared dtypes.
+_TRIAL_DTYPES = {c.name: c.dtype for c in TRIAL_COLUMNS}
 SUMMARY_SCHEMA = {
-    "trial_id": pl.String,
-    "n_steps": pl.Int64,
-    "n_tool_calls": pl.Int64,
-    "n_turns": pl.Int64,
-    "metrics_mismatch": pl.String,
-    "tokens_not_recorded": pl.Boolean,
-}
-
-
-def _schema(fields: tuple[str, ...], decl: dict) -> dict:
-    return {f: _HIDDEN.get(f) or decl[f] for f in fields}
-
-
-#: Raw (pre-finish) schemas: what the accumulator produces.
-STEP_RAW_SCHEMA = _schema(STEP_FIELDS, _DECL_STEP)
-CALL_RAW_SCHEMA = _schema(CALL_FIELDS, _DECL_CALL)
+    name: _TRIAL_DTYPES[name]
+    for name in (
+        "trial_id", "n_steps", "n_tool_calls", "n_turns", "metrics_mismatch", "tokens_not_recorded"
+    )
+}  # fmt: skip
+_STEP_WORKING = [c.name for c in STEP_WORKING]
+_CALL_WORKING = [c.name for c in CALL_WORKING]
 
 
 def parse_timestamps(col: str = "_ts") -> pl.Expr:
@@ -53,12 +49,12 @@ def parse_timestamps(col: str = "_ts") -> pl.Expr:
 
 def raw_steps_frame(cols: dict[str, list]) -> pl.DataFrame:
     """STEP_FIELDS lists -> frame with the hidden _ts column (before :func:`finish_steps`)."""
-    return pl.DataFrame(cols, schema=STEP_RAW_SCHEMA, strict=False)
+    return pl.DataFrame(cols, schema=STEP_READ_SCHEMA, strict=False)
 
 
 def finish_steps(df: pl.DataFrame) -> pl.DataFrame:
-    """Raw steps (STEP_RAW_SCHEMA, final row order) -> the typed steps frame."""
-    df = df.with_columns(parse_timestamps().alias("timestamp")).drop("_ts")
+    """Raw steps (STEP_READ_SCHEMA, final row order) -> the typed steps frame."""
+    df = df.with_columns(parse_timestamps().alias("timestamp")).drop(_STEP_WORKING)
     return conform(df, STEP_COLUMNS)
 
 
@@ -69,11 +65,11 @@ def steps_frame(cols: dict[str, list]) -> pl.DataFrame:
 
 def raw_calls_frame(cols: dict[str, list] | dict[str, list | tuple]) -> pl.DataFrame:
     """CALL_FIELDS lists -> frame with the hidden columns (before :func:`finish_calls`)."""
-    return pl.DataFrame(cols, schema=CALL_RAW_SCHEMA, strict=False)
+    return pl.DataFrame(cols, schema=CALL_READ_SCHEMA, strict=False)
 
 
 def finish_calls(df: pl.DataFrame) -> pl.DataFrame:
-    """Raw calls (CALL_RAW_SCHEMA, final row order) -> typed tool_calls: exit_code,
+    """Raw calls (CALL_READ_SCHEMA, final row order) -> typed tool_calls: exit_code,
     is_error and retried filled (retried depends on row order)."""
     df = finish_tool_calls(df)
     # retry signature: go-code passes canonical (key-sorted) arguments in _sig; ATIF uses the
@@ -91,7 +87,7 @@ def finish_calls(df: pl.DataFrame) -> pl.DataFrame:
         )
         .otherwise(None)
         .alias("retried"),
-    ).drop("_ts", "_s_err", "_s_exit", "_sig")
+    ).drop(_CALL_WORKING)
     return conform(df, TOOL_CALL_COLUMNS)
 
 

@@ -12,12 +12,31 @@ from typing import NamedTuple
 import polars as pl
 
 from evalkit.load import cache as _cache
+from evalkit.load._columns import Column, schema
 from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 
+_FINAL = "summed over the trial's trajectory files (null when none records it)"
+#: The traj_index table: one row per trial whose folder was looked at.
+INDEX_COLUMNS: tuple[Column, ...] = (
+    Column("trial_id", pl.String, "Trial (join key)."),
+    Column("sig", pl.String, "Signature of its trajectory files ('-' when not signed)."),
+    Column("has_data", pl.Boolean, "A trajectory or an agent log was read (in trial_summary)."),
+    Column("n_steps", pl.Int64, "Main agent steps (trials.n_steps); null without a trajectory."),
+    Column("n_tool_calls", pl.Int64, "Their tool calls (trials.n_tool_calls)."),
+    Column("n_turns", pl.Int64, "Agent turns, from the trajectory or an agent log."),
+    Column("fm_prompt", pl.Float64, f"final_metrics.total_prompt_tokens {_FINAL}."),
+    Column("fm_completion", pl.Float64, f"final_metrics.total_completion_tokens {_FINAL}."),
+    Column("fm_cached", pl.Float64, f"final_metrics.total_cached_tokens {_FINAL}."),
+    Column("fm_cost", pl.Float64, f"final_metrics.total_cost_usd {_FINAL}."),
+)
+INDEX_SCHEMA = schema(INDEX_COLUMNS)
+
 _SCHEMA_HASH = hashlib.blake2b(
-    repr([(c.name, str(c.dtype)) for c in (*STEP_COLUMNS, *TOOL_CALL_COLUMNS)]).encode(),
+    repr(
+        [(c.name, str(c.dtype)) for c in (*STEP_COLUMNS, *TOOL_CALL_COLUMNS, *INDEX_COLUMNS)]
+    ).encode(),
     digest_size=4,
 ).hexdigest()
 #: Cache version of the trajectory tables (bump when extraction rules change).

@@ -27,7 +27,7 @@ from evalkit.load.errors import LoadError, path_text
 from evalkit.load.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
 from evalkit.load.steps import job_cache
-from evalkit.load.steps.atif import Acc
+from evalkit.load.steps.atif import Acc, as_columns
 from evalkit.load.steps.derive import (
     final_totals,
     finish_calls,
@@ -36,7 +36,7 @@ from evalkit.load.steps.derive import (
     raw_steps_frame,
     trial_summary,
 )
-from evalkit.load.steps.extract import Listing, parse_trial
+from evalkit.load.steps.extract import Listing, TrialParse, parse_trial
 from evalkit.load.trials.table import job_sig
 
 #: Above this many trajectory bytes (and with workers != 1) a process pool is used. Below it,
@@ -44,13 +44,9 @@ from evalkit.load.trials.table import job_sig
 #: files are on slow storage: pass workers=N for a thread pool then); a spawned worker costs
 #: ~0.5 s to start and rows must be pickled back, so processes pay off only for big loads.
 PROCESS_POOL_BYTES = 256 * 1024 * 1024
-INDEX_SCHEMA = {
-    "trial_id": pl.String, "sig": pl.String, "has_data": pl.Boolean,
-    "n_steps": pl.Int64, "n_tool_calls": pl.Int64, "n_turns": pl.Int64,
-    "fm_prompt": pl.Float64, "fm_completion": pl.Float64, "fm_cached": pl.Float64, "fm_cost": pl.Float64,
-}  # fmt: skip
-_EMPTY_INDEX = tuple(INDEX_SCHEMA)[3:]  # null for a trial without trajectory files
 _NONE: frozenset[str] = frozenset()
+INDEX_FIELDS = tuple(job_cache.INDEX_SCHEMA)
+_NOTHING_READ = (False, None, None, None, None, None, None, None)  # has_data .. fm_cost
 
 
 def trial_signature(trial_dir: str) -> tuple[str, int]:
@@ -147,31 +143,29 @@ def _size(path: str) -> int:
 def _parse_chunk(items: list[tuple]) -> tuple[dict, list, dict, list[LoadError]]:
     """Worker: parse trials -> (step rows, call rows, index columns, errors)."""
     acc = Acc()
-    idx: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
+    idx: list[tuple] = []
     errors: list[LoadError] = []
     for trial_id, trial_dir, job_id, agent_name, sig, listing in items:
         if listing is not None and listing.steps is False and listing.agent == _NONE:
             # no agent/ files and no steps/: nothing parse_trial could find
-            for k, v in zip(INDEX_SCHEMA, (trial_id, sig, False), strict=False):
-                idx[k].append(v)
-            for k in _EMPTY_INDEX:
-                idx[k].append(None)
+            idx.append((trial_id, sig, *_NOTHING_READ))
             continue
         tp = parse_trial(trial_id, trial_dir, job_id, agent_name, acc, listing=listing)
         errors.extend(tp.errors)
-        t = final_totals(tp.final_metrics)
-        has = tp.has_trajectory
-        idx["trial_id"].append(trial_id)
-        idx["sig"].append(sig)
-        idx["has_data"].append(has or tp.n_turns is not None)
-        idx["n_steps"].append(tp.n_steps if has else None)
-        idx["n_tool_calls"].append(tp.n_tool_calls if has else None)
-        idx["n_turns"].append(tp.n_turns)
-        idx["fm_prompt"].append(t["total_prompt_tokens"])
-        idx["fm_completion"].append(t["total_completion_tokens"])
-        idx["fm_cached"].append(t["total_cached_tokens"])
-        idx["fm_cost"].append(t["total_cost_usd"])
-    return acc.steps, acc.calls, idx, errors  # step columns, call row tuples
+        idx.append(_index_row(trial_id, sig, tp))
+    return acc.steps, acc.calls, as_columns(idx, INDEX_FIELDS), errors
+
+
+def _index_row(trial_id: str, sig: str, tp: TrialParse) -> tuple:
+    """What a parsed trial gave, in INDEX_COLUMNS order."""
+    t = final_totals(tp.final_metrics)
+    has = tp.has_trajectory
+    return (
+        trial_id, sig, has or tp.n_turns is not None,
+        tp.n_steps if has else None, tp.n_tool_calls if has else None, tp.n_turns,
+        t["total_prompt_tokens"], t["total_completion_tokens"], t["total_cached_tokens"],
+        t["total_cost_usd"],
+    )  # fmt: skip
 
 
 #: Steps held as Python lists before they become a raw frame: bounds the Python objects
@@ -213,7 +207,7 @@ class _RawFrames:
 def _run(work: list[tuple], total_bytes: int, workers: int | None, progress: bool) -> tuple:
     """Parse work items in parallel; returns (raw steps, raw calls, index columns, errors)."""
     raw = _RawFrames()
-    index: dict[str, list] = {k: [] for k in INDEX_SCHEMA}
+    index: dict[str, list] = {k: [] for k in INDEX_FIELDS}
     errors: list[LoadError] = []
     n = len(work)
     if workers is None:  # threads only contend for the GIL here: serial, or processes when large
@@ -423,7 +417,7 @@ def build_trajectories(
     new = {
         "traj_steps": finish_steps(raw_steps),
         "traj_calls": finish_calls(raw_calls),
-        "traj_index": pl.DataFrame(idx_cols, schema=INDEX_SCHEMA),
+        "traj_index": pl.DataFrame(idx_cols, schema=job_cache.INDEX_SCHEMA),
         "traj_errors": job_cache.errors_frame(errors) if (cache or plan.cached) else None,
     }
     parsed = set(new["traj_index"]["trial_id"].to_list())
