@@ -66,7 +66,6 @@ STEP_COLUMNS: tuple[Column, ...] = (
     ),
     Column("llm_call_count", pl.Int64, "ATIF llm_call_count."),
     Column("extra", pl.String, "Step extra as JSON text."),
-    # additions (issue 3)
     Column(
         "task_step",
         pl.String,
@@ -110,7 +109,6 @@ TOOL_CALL_COLUMNS: tuple[Column, ...] = (
         "Timestamp of the step (or the call when recorded).",
         derived=True,
     ),
-    # additions (issue 3)
     Column(
         "is_main", pl.Boolean, "True for calls of the main agent trajectory (see steps.is_main)."
     ),
