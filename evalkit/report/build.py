@@ -15,6 +15,7 @@ from datetime import date as _date
 from pathlib import Path
 from typing import Any
 
+from evalkit.compare.select import closest
 from evalkit.load.locate import find_runs
 from evalkit.report.export import BUNDLE_MARKER, external_resources, to_html
 from evalkit.report.nbrun import execute
@@ -45,8 +46,10 @@ def notebook_path(name: str) -> Path:
         )
     q = notebooks_dir() / f"{name}.ipynb"
     if not q.exists():
+        near = closest(name, REPORTS, n=1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
         raise FileNotFoundError(
-            f"no report named {name!r} (looked for {q}); reports: {', '.join(REPORTS)}"
+            f"no report named {name!r} (looked for {q}); {hint}reports: {', '.join(REPORTS)}"
         )
     return q
 
