@@ -70,54 +70,11 @@ def task_heatmap(
     cells = task_cells(df, by, task)
     if cells.height == 0:
         return empty_chart("No trials.", title)
-    diff = (
-        cells.group_by(task)
-        .agg((pl.col("passes").sum() / pl.col("attempts").sum()).alias("_d"))
-        .sort("_d", task)
-    )
-    tasks = diff[task].to_list()
-    cells = cells.with_columns(
-        pl.format("{}/{}", "passes", "attempts").alias("label"),
-        (pl.col("pass_rate") < 0.55).alias("_dark"),
-    )
-    cells, labels, _ = with_run_labels(cells, by, runs, order)
+    tasks = _tasks_hardest_first(cells, task)
+    cells, labels, _ = with_run_labels(_with_cell_text(cells), by, runs, order)
     if cell_text is None:
         cell_text = len(runs) <= 8
-    base = alt.Chart(data(cells)).encode(
-        x=alt.X(
-            "_label:N",
-            sort=labels,
-            title=None,
-            axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=260),
-        ),
-        y=alt.Y(f"{task}:N", sort=tasks, title=None, axis=alt.Axis(labelLimit=260)),
-    )
-    tips = [
-        alt.Tooltip(f"{task}:N", title="task"),
-        alt.Tooltip(f"{by}:N", title="run"),
-        alt.Tooltip("attempts:Q"),
-        alt.Tooltip("passes:Q"),
-        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
-        alt.Tooltip("mean_reward:Q", format=".3f", title="mean reward"),
-        alt.Tooltip("mean_cost:Q", format=USD, title="mean cost"),
-        alt.Tooltip("outcomes:N"),
-    ]
-    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        color=alt.Color(
-            "pass_rate:Q",
-            scale=alt.Scale(scheme=RATE_SCHEME, domain=[0, 1]),
-            legend=alt.Legend(title="pass rate", format=PCT, orient="right"),
-        ),
-        tooltip=tips,
-    )
-    layers = rect
-    if cell_text:
-        text = base.mark_text(fontSize=10).encode(
-            text="label:N",
-            color=alt.condition("datum._dark", alt.value("white"), alt.value("black")),
-            tooltip=tips,
-        )
-        layers = rect + text
+    layers = _heatmap_layers(cells, by, task, tasks, labels, cell_text)
     return layers.properties(
         width=max(160, min(WIDTH, 110 * len(runs))),
         height=height_for(len(tasks), 18, floor=40, cap=4000),
@@ -129,6 +86,76 @@ def task_heatmap(
             ),
         ),
     )
+
+
+def _tasks_hardest_first(cells: pl.DataFrame, task: str) -> list[str]:
+    """Task names by pass rate pooled over all runs, lowest first (ties by name)."""
+    diff = (
+        cells.group_by(task)
+        .agg((pl.col("passes").sum() / pl.col("attempts").sum()).alias("_d"))
+        .sort("_d", task)
+    )
+    return diff[task].to_list()
+
+
+def _with_cell_text(cells: pl.DataFrame) -> pl.DataFrame:
+    """Add each cell's ``label`` (passes/attempts) and ``_dark`` (white text on a dark cell)."""
+    return cells.with_columns(
+        pl.format("{}/{}", "passes", "attempts").alias("label"),
+        (pl.col("pass_rate") < 0.55).alias("_dark"),
+    )
+
+
+def _heatmap_tooltips(by: str, task: str) -> list[alt.Tooltip]:
+    """Tooltips of one heatmap cell."""
+    return [
+        alt.Tooltip(f"{task}:N", title="task"),
+        alt.Tooltip(f"{by}:N", title="run"),
+        alt.Tooltip("attempts:Q"),
+        alt.Tooltip("passes:Q"),
+        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
+        alt.Tooltip("mean_reward:Q", format=".3f", title="mean reward"),
+        alt.Tooltip("mean_cost:Q", format=USD, title="mean cost"),
+        alt.Tooltip("outcomes:N"),
+    ]
+
+
+def _heatmap_layers(
+    cells: pl.DataFrame,
+    by: str,
+    task: str,
+    tasks: list[str],
+    labels: list[str],
+    cell_text: bool,
+) -> alt.Chart | alt.LayerChart:
+    """The coloured cells (runs by ``labels``, tasks by ``tasks``), with their text on top
+    when ``cell_text``."""
+    base = alt.Chart(data(cells)).encode(
+        x=alt.X(
+            "_label:N",
+            sort=labels,
+            title=None,
+            axis=alt.Axis(orient="top", labelAngle=-30, labelLimit=260),
+        ),
+        y=alt.Y(f"{task}:N", sort=tasks, title=None, axis=alt.Axis(labelLimit=260)),
+    )
+    tips = _heatmap_tooltips(by, task)
+    rect = base.mark_rect(stroke="white", strokeWidth=1).encode(
+        color=alt.Color(
+            "pass_rate:Q",
+            scale=alt.Scale(scheme=RATE_SCHEME, domain=[0, 1]),
+            legend=alt.Legend(title="pass rate", format=PCT, orient="right"),
+        ),
+        tooltip=tips,
+    )
+    if not cell_text:
+        return rect
+    text = base.mark_text(fontSize=10).encode(
+        text="label:N",
+        color=alt.condition("datum._dark", alt.value("white"), alt.value("black")),
+        tooltip=tips,
+    )
+    return rect + text
 
 
 def ab_tasks(

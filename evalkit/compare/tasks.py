@@ -153,11 +153,25 @@ def task_table(ta: pl.DataFrame, tb: pl.DataFrame, checksums: str = "exclude") -
     """Join the two sides' per-task rows (module docstring for every column)."""
     if checksums not in ("exclude", "ignore"):
         raise ValueError("checksums must be 'exclude' or 'ignore'")
+    j = _with_side_and_checksum_status(_joined_sides(ta, tb))
+    j = j.with_columns(_not_comparable_reason(checksums).alias("reason")).with_columns(
+        pl.col("reason").is_null().alias("comparable")
+    )
+    j = j.with_columns(_deltas()).with_columns(_bucket().alias("bucket"))
+    return _in_column_and_row_order(j)
+
+
+def _joined_sides(ta: pl.DataFrame, tb: pl.DataFrame) -> pl.DataFrame:
+    """Both sides' per-task rows (suffixes ``_a`` / ``_b``), full-joined on the task name."""
     a = side_tasks(ta).rename({c: f"{c}_a" for c in SIDE_METRICS})
     b = side_tasks(tb).rename({c: f"{c}_b" for c in SIDE_METRICS})
-    j = a.join(b, on="task_name", how="full", coalesce=True)
+    return a.join(b, on="task_name", how="full", coalesce=True)
+
+
+def _with_side_and_checksum_status(j: pl.DataFrame) -> pl.DataFrame:
+    """Add ``side`` (both / a_only / b_only) and ``checksum_status`` to the joined rows."""
     in_a, in_b = pl.col("n_trials_a").is_not_null(), pl.col("n_trials_b").is_not_null()
-    j = j.with_columns(
+    return j.with_columns(
         pl.when(in_a & in_b)
         .then(pl.lit("both"))
         .when(in_a)
@@ -173,8 +187,12 @@ def task_table(ta: pl.DataFrame, tb: pl.DataFrame, checksums: str = "exclude") -
             dtype=pl.String,
         ),
     )
+
+
+def _not_comparable_reason(checksums: str) -> pl.Expr:
+    """Why a task is not comparable (the first rule that applies), null when it is."""
     changed = pl.col("checksum_status").is_in(["changed", "mixed"]) & pl.lit(checksums == "exclude")
-    reason = (
+    return (
         pl.when(pl.col("task_name").is_null())
         .then(pl.lit("task name unknown (trials without a task id are never paired)"))
         .when(pl.col("side") == "a_only")
@@ -191,19 +209,22 @@ def task_table(ta: pl.DataFrame, tb: pl.DataFrame, checksums: str = "exclude") -
         .then(pl.lit("task versions mixed (several checksums)"))
         .otherwise(None)
     )
-    j = j.with_columns(reason.alias("reason")).with_columns(
-        pl.col("reason").is_null().alias("comparable")
-    )
+
+
+def _deltas() -> list[pl.Expr]:
+    """The B - A deltas of DELTAS, null for non-comparable tasks."""
     ok = pl.col("comparable")
-    j = j.with_columns(
-        [
-            pl.when(ok).then(pl.col(f"{src}_b") - pl.col(f"{src}_a")).otherwise(None).alias(d)
-            for d, src in DELTAS.items()
-        ]
-    )
+    return [
+        pl.when(ok).then(pl.col(f"{src}_b") - pl.col(f"{src}_a")).otherwise(None).alias(d)
+        for d, src in DELTAS.items()
+    ]
+
+
+def _bucket() -> pl.Expr:
+    """Goose's bucket of a comparable task from both sides' ``pass_majority``; null otherwise."""
     pa, pb = pl.col("pass_majority_a"), pl.col("pass_majority_b")
-    j = j.with_columns(
-        pl.when(~ok)
+    return (
+        pl.when(~pl.col("comparable"))
         .then(None)
         .when(pa & pb)
         .then(pl.lit("both_pass"))
@@ -212,8 +233,11 @@ def task_table(ta: pl.DataFrame, tb: pl.DataFrame, checksums: str = "exclude") -
         .when(pa)
         .then(pl.lit("only_a"))
         .otherwise(pl.lit("only_b"))
-        .alias("bucket")
     )
+
+
+def _in_column_and_row_order(j: pl.DataFrame) -> pl.DataFrame:
+    """The table's columns in contract order; rows both, a_only, b_only, then by task name."""
     first = ["task_name", "side", "comparable", "reason", "checksum_status", "bucket"]
     cols = (
         first

@@ -163,34 +163,8 @@ class Context:
         s = self.steps
         if self.common["main_only"]:
             s = s.filter(pl.col("is_main").fill_null(pl.col("traj") == "main"))
-        s = grouped(s.with_columns(gkey_expr()), "step_index").with_columns(
-            (pl.col("source") == "user").cast(pl.Int64).cum_sum().alias("_u")
-        )
-        # turn: user messages seen so far within the trajectory (global cum-sum minus offset)
-        s = s.with_columns(
-            (
-                pl.col("_u")
-                - pl.when(group_start())
-                .then(pl.col("_u") - (pl.col("source") == "user").cast(pl.Int64))
-                .otherwise(None)
-                .forward_fill()
-            ).alias("turn")
-        )
-        agent = s.filter(pl.col("source") == "agent").select(
-            "trial_id",
-            "traj",
-            "gkey",
-            "step_index",
-            pl.col("message").fill_null(""),
-            pl.col("n_tool_calls").fill_null(0),
-            "turn",
-            pl.lit(False).alias("from_finish"),
-        )
-        fin = self.calls.filter(pl.col("is_finish")).select(
-            "trial_id", "traj", "gkey", "step_index",
-            _unescape(pl.col("arguments").str.extract(_json_str_field(_FINISH_KEYS), 1)).fill_null("").alias("message"),
-            pl.lit(0, pl.Int64).alias("n_tool_calls"),
-        )  # fmt: skip
+        agent = _agent_messages(_with_turns(s))
+        fin = self._finish_messages()
         if fin.height:
             turns = agent.select("trial_id", "traj", "step_index", "turn")
             fin = (
@@ -201,24 +175,15 @@ class Context:
             agent = pl.concat([agent, fin.select(agent.columns)], how="vertical_relaxed").sort(
                 "gkey", "step_index", "from_finish", maintain_order=True
             )
-        # closing: the last message with text in its (trajectory, turn); finish messages too
-        agent = agent.with_row_index("_r")
-        txt = agent.filter((pl.col("message").str.contains(r"\S")) & ~pl.col("from_finish")).select(
-            "_r",
-            "from_finish",
-            pl.col("gkey").xor(pl.col("turn").cast(pl.UInt64).hash(5)).alias("_tk"),
-        )
-        closing = pl.concat(
-            [
-                txt.filter((pl.col("_tk") != pl.col("_tk").shift(-1)).fill_null(True)).select("_r"),
-                agent.filter(pl.col("from_finish")).select("_r"),
-            ]
-        ).with_columns(pl.lit(True).alias("is_closing"))
-        return (
-            agent.join(closing, on="_r", how="left")
-            .with_columns(pl.col("is_closing").fill_null(False))
-            .drop("_r")
-        )
+        return _with_closing(agent)
+
+    def _finish_messages(self) -> pl.DataFrame:
+        """The message argument of each analysed finish call, as an agent message."""
+        return self.calls.filter(pl.col("is_finish")).select(
+            "trial_id", "traj", "gkey", "step_index",
+            _unescape(pl.col("arguments").str.extract(_json_str_field(_FINISH_KEYS), 1)).fill_null("").alias("message"),
+            pl.lit(0, pl.Int64).alias("n_tool_calls"),
+        )  # fmt: skip
 
     @cached_property
     def final_msgs(self) -> pl.DataFrame:
@@ -239,3 +204,56 @@ class Context:
         n = int(self.common["evidence_chars"])
         s = e.cast(pl.String).str.slice(0, 8 * n).str.replace_all(r"\s+", " ").str.strip_chars()
         return pl.when(s.str.len_chars() > n).then(s.str.slice(0, n - 1) + "…").otherwise(s)
+
+
+def _with_turns(s: pl.DataFrame) -> pl.DataFrame:
+    """Steps with ``gkey`` and ``turn``: user messages seen so far within the trajectory."""
+    s = grouped(s.with_columns(gkey_expr()), "step_index").with_columns(
+        (pl.col("source") == "user").cast(pl.Int64).cum_sum().alias("_u")
+    )
+    # global cum-sum minus the offset at the trajectory's first step
+    return s.with_columns(
+        (
+            pl.col("_u")
+            - pl.when(group_start())
+            .then(pl.col("_u") - (pl.col("source") == "user").cast(pl.Int64))
+            .otherwise(None)
+            .forward_fill()
+        ).alias("turn")
+    )
+
+
+def _agent_messages(s: pl.DataFrame) -> pl.DataFrame:
+    """The agent steps of ``s`` in the columns of :attr:`Context.msgs` (before is_closing)."""
+    return s.filter(pl.col("source") == "agent").select(
+        "trial_id",
+        "traj",
+        "gkey",
+        "step_index",
+        pl.col("message").fill_null(""),
+        pl.col("n_tool_calls").fill_null(0),
+        "turn",
+        pl.lit(False).alias("from_finish"),
+    )
+
+
+def _with_closing(agent: pl.DataFrame) -> pl.DataFrame:
+    """Add ``is_closing``: the last message with text in its (trajectory, turn), and every
+    finish message."""
+    agent = agent.with_row_index("_r")
+    txt = agent.filter((pl.col("message").str.contains(r"\S")) & ~pl.col("from_finish")).select(
+        "_r",
+        "from_finish",
+        pl.col("gkey").xor(pl.col("turn").cast(pl.UInt64).hash(5)).alias("_tk"),
+    )
+    closing = pl.concat(
+        [
+            txt.filter((pl.col("_tk") != pl.col("_tk").shift(-1)).fill_null(True)).select("_r"),
+            agent.filter(pl.col("from_finish")).select("_r"),
+        ]
+    ).with_columns(pl.lit(True).alias("is_closing"))
+    return (
+        agent.join(closing, on="_r", how="left")
+        .with_columns(pl.col("is_closing").fill_null(False))
+        .drop("_r")
+    )

@@ -32,6 +32,8 @@ the same step up to the current one); tool names are the recorded ones (go-code'
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from evalkit.patterns.context import Context
@@ -181,11 +183,25 @@ def _go_clean(e: pl.Expr) -> pl.Expr:
 def unverified_file_claim(ctx: Context) -> pl.DataFrame:
     """conclusion-watcher: a hedged message naming a file the ledger has not seen."""
     t = ctx.params("trainerd")
-    rx = t["path_regex"]
+    claims = _hedged_path_claims(ctx, t)
+    if claims.height == 0:
+        return _out(ctx, claims, "unverified_file_claim", 0.8, pl.col("_p"))
+    known = _claims_seen_earlier(claims, _ledger_path_keys(ctx, t, claims))
+    uns = claims.join(known, on=[*_T, "step_index", "_pos"], how="anti")
+    uns = uns.sort("_pos").unique([*_T, "step_index"], keep="first", maintain_order=True)
+    return _out(ctx, uns, "unverified_file_claim", 0.8, pl.col("_p"))
+
+
+def _hedged_path_claims(ctx: Context, t: dict[str, Any]) -> pl.DataFrame:
+    """One row per path named in a hedged message: the path ``_p`` at position ``_pos``, its
+    cleaned form ``_c`` and basename ``_b``."""
     m = _msgs(ctx, tuple(t["hedge_phrases"]))
-    claims = (
+    return (
         m.select(
-            "trial_id", "traj", "step_index", pl.col("message").str.extract_all(rx).alias("_p")
+            "trial_id",
+            "traj",
+            "step_index",
+            pl.col("message").str.extract_all(t["path_regex"]).alias("_p"),
         )
         .with_columns(pl.int_ranges(pl.col("_p").list.len()).alias("_pos"))
         .explode("_p", "_pos")
@@ -193,12 +209,35 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
         .with_columns(_go_clean(pl.col("_p")).alias("_c"))
         .with_columns(basename(pl.col("_c")).alias("_b"))
     )
-    if claims.height == 0:
-        return _out(ctx, claims, "unverified_file_claim", 0.8, pl.col("_p"))
+
+
+def _ledger_path_keys(ctx: Context, t: dict[str, Any], claims: pl.DataFrame) -> pl.DataFrame:
+    """Paths the ledger has seen in the claiming trajectories, each as its cleaned form and as
+    its basename (``_key``), with the step that saw it (``_ss``)."""
     c = ctx.calls.join(claims.select("trial_id").unique(), on="trial_id", how="semi")
     c = c.with_columns(_tool(ctx).alias("tool"))
+    # post-tool hook: outputFilePathRe on every line of any tool's output (group 1)
+    seen_out = c.select(
+        *_T, "step_index", _group1_all(pl.col("observation"), t["output_path_regex"]).alias("_s")
+    )
+    seen = (
+        pl.concat([_explored_path_args(c, t), seen_out], how="vertical_relaxed")
+        .explode("_s")
+        .filter(pl.col("_s").is_not_null())
+        .with_columns(_go_clean(pl.col("_s")).alias("_s"))
+    )
+    return pl.concat(
+        [
+            seen.select(*_T, "step_index", pl.col("_s").alias("_key")),
+            seen.select(*_T, "step_index", basename(pl.col("_s")).alias("_key")),
+        ]
+    ).rename({"step_index": "_ss"})
+
+
+def _explored_path_args(c: pl.DataFrame, t: dict[str, Any]) -> pl.DataFrame:
+    """The ``path`` and ``paths`` arguments of the exploration tools' calls, as lists ``_s``."""
     expl = c.filter(pl.col("tool").is_in(list(t["exploration_tools"])))
-    seen_args = pl.concat(
+    return pl.concat(
         [
             expl.select(
                 *_T,
@@ -215,22 +254,11 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
             ),
         ]
     )
-    # post-tool hook: outputFilePathRe on every line of any tool's output (group 1)
-    seen_out = c.select(
-        *_T, "step_index", _group1_all(pl.col("observation"), t["output_path_regex"]).alias("_s")
-    )
-    seen = (
-        pl.concat([seen_args, seen_out], how="vertical_relaxed")
-        .explode("_s")
-        .filter(pl.col("_s").is_not_null())
-        .with_columns(_go_clean(pl.col("_s")).alias("_s"))
-    )
-    keys = pl.concat(
-        [
-            seen.select(*_T, "step_index", pl.col("_s").alias("_key")),
-            seen.select(*_T, "step_index", basename(pl.col("_s")).alias("_key")),
-        ]
-    ).rename({"step_index": "_ss"})
+
+
+def _claims_seen_earlier(claims: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The claims (trajectory, step, position) whose cleaned path or basename the ledger saw
+    at an earlier step."""
     hit = []
     for col in ("_c", "_b"):
         hit.append(
@@ -238,10 +266,7 @@ def unverified_file_claim(ctx: Context) -> pl.DataFrame:
             .filter(pl.col("_ss") < pl.col("step_index"))
             .select(*_T, "step_index", "_pos")
         )
-    known = pl.concat(hit).unique()
-    uns = claims.join(known, on=[*_T, "step_index", "_pos"], how="anti")
-    uns = uns.sort("_pos").unique([*_T, "step_index"], keep="first", maintain_order=True)
-    return _out(ctx, uns, "unverified_file_claim", 0.8, pl.col("_p"))
+    return pl.concat(hit).unique()
 
 
 @detector("skipped_diagnostic", modes=("trainerd",), version=1, _builtin=True)

@@ -254,22 +254,50 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
     """
     p = ctx.params("skipped_diagnostic")
     k = int(p["lookahead"])
-    c = ctx.calls
-    diag = (
-        (pl.col("r_paths").list.len() > 0)
-        | pl.col("fn").is_in(list(ctx.common["read_tools"]))
-        | pl.col("cmd").str.contains(ctx.common["inspect_regex"]).fill_null(False)
-        | pl.col("cmd").str.contains(p["verbose_regex"]).fill_null(False)
-    )
-    c = c.select(
+    c = ctx.calls.select(
         "trial_id", "gkey", "seq", "step_index", "sig", "err", "is_write", "is_finish", "observation",
-        *_lab_cols(), diag.alias("diag"), basename(pl.col("w_paths").list.first()).alias("wbase"),
+        *_lab_cols(), _is_diagnostic(ctx, p).alias("diag"),
+        basename(pl.col("w_paths").list.first()).alias("wbase"),
     )  # fmt: skip
     cols = ["sig", "diag", "is_write", "wbase", "is_finish", "step_index"]
     c = c.with_columns(
         [shift_in_group(x, -j).alias(f"{x}_{j}") for j in range(1, k + 1) for x in cols]
     )
     c = c.filter(pl.col("err"))
+    any_diag, blind, why = _next_calls_diagnostic_blind_why(k)
+    stopped = pl.col("sig_1").is_null()
+    c = c.with_columns(
+        (~any_diag & (blind | stopped)).alias("_hit"),
+        pl.coalesce([*why, pl.when(stopped).then(pl.lit("stopped"))]).alias("_why"),
+        pl.coalesce(
+            [pl.col(f"step_index_{j}") for j in range(k, 0, -1)] + [pl.col("step_index")]
+        ).alias("_end"),
+    ).filter(pl.col("_hit"))
+    return c.unique(["gkey", "sig"], keep="first", maintain_order=True).select(
+        *finding_columns(
+            pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")),
+            0.6,
+            pl.format("error in {} -> {}", label(ctx), "_why"),
+            end="_end",
+        )
+    )
+
+
+def _is_diagnostic(ctx: Context, p: dict[str, Any]) -> pl.Expr:
+    """A call that looks at something: it reads a path, is a read tool, or runs an
+    inspection or verbose command."""
+    return (
+        (pl.col("r_paths").list.len() > 0)
+        | pl.col("fn").is_in(list(ctx.common["read_tools"]))
+        | pl.col("cmd").str.contains(ctx.common["inspect_regex"]).fill_null(False)
+        | pl.col("cmd").str.contains(p["verbose_regex"]).fill_null(False)
+    )
+
+
+def _next_calls_diagnostic_blind_why(k: int) -> tuple[pl.Expr, pl.Expr, list[pl.Expr]]:
+    """Over the next ``k`` calls (columns ``<x>_<j>``): whether any is diagnostic, whether any
+    is blind (the same call again, an edit of a file the error does not name, finishing),
+    and the reason of each blind one."""
     any_diag = pl.lit(False)
     blind = pl.lit(False)
     why = []
@@ -293,22 +321,7 @@ def skipped_diagnostic(ctx: Context) -> pl.DataFrame:
             ),
             pl.when(fin).then(pl.lit("finished")),
         ]
-    stopped = pl.col("sig_1").is_null()
-    c = c.with_columns(
-        (~any_diag & (blind | stopped)).alias("_hit"),
-        pl.coalesce([*why, pl.when(stopped).then(pl.lit("stopped"))]).alias("_why"),
-        pl.coalesce(
-            [pl.col(f"step_index_{j}") for j in range(k, 0, -1)] + [pl.col("step_index")]
-        ).alias("_end"),
-    ).filter(pl.col("_hit"))
-    return c.unique(["gkey", "sig"], keep="first", maintain_order=True).select(
-        *finding_columns(
-            pl.when(stopped).then(pl.lit("low")).otherwise(pl.lit("medium")),
-            0.6,
-            pl.format("error in {} -> {}", label(ctx), "_why"),
-            end="_end",
-        )
-    )
+    return any_diag, blind, why
 
 
 @detector("ignored_error_output", version=1, _builtin=True)
