@@ -95,7 +95,7 @@ def list_cmd(
     emit(
         show,
         fmt,
-        title=f"{runs.jobs.height} jobs, {runs.trials.height} trials in {path}",
+        title=f"{runs.jobs.height} jobs, {runs.trials.height} trials in {runs.options['paths']}",
         kinds={"pass%": "pct", "compute": "dur", "tok_in": "tok", "tok_out": "tok", "cost": "cost"},
         fold=("job_name", "model"),
     )

@@ -16,9 +16,12 @@ repository root, ``notebooks/``, papermill's ``--cwd``, a copy of a notebook els
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from evalkit.load.discover import discover
+from evalkit.load.errors import LoadError
 
 #: Environment variable naming the runs folder when a notebook is not given one.
 RUNS_ENV = "EVALKIT_RUNS"
@@ -69,6 +72,24 @@ def _how_to_point() -> str:
     )
 
 
+def _what_was_met(errors: Sequence[LoadError]) -> str:
+    """What discovery met instead of runs (symlinks not followed, unreadable folders), as
+    lines for the message; '' when it met nothing."""
+    if not errors:
+        return ""
+    kinds = Counter(e.error_type for e in errors)
+    counts = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    first = errors[0]
+    n = len(errors)
+    lines = f"Instead it met {n} load error{'s' * (n > 1)}: {counts} (e.g. {first.path}: {first.message}).\n"
+    if "symlink_not_followed" in kinds:
+        lines += (
+            "Symlinks are followed only when they stay inside the runs folder (SECURITY.md): "
+            "point at the folder they lead to, or copy the job folders in.\n"
+        )
+    return lines
+
+
 def find_runs(runs_dir: str | Path | None = None, start: str | Path | None = None) -> Path:
     """The runs folder by the module's rule, as an absolute path.
 
@@ -91,7 +112,8 @@ def find_runs(runs_dir: str | Path | None = None, start: str | Path | None = Non
     if not seen.jobs and not seen.rollouts:
         raise RunsFolderProblem(
             f"The runs folder {found} ({source}) holds no Harbor job, trial or rollout "
-            f"folder, so there is nothing to show.\n{_how_to_point()}"
+            f"folder, so there is nothing to show.\n{_what_was_met(seen.errors)}"
+            f"{_how_to_point()}"
         )
     return found
 

@@ -48,3 +48,15 @@ def test_a_missing_runs_folder_says_where_it_looked(
     res = CliRunner().invoke(app, [*command, "--runs", "runz"])
     assert res.exit_code == 2
     assert "No such folder: runz" in res.output and "--runs PATH" in res.output
+
+
+def test_the_table_title_names_the_folder_read_however_it_was_found(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EVALKIT_RUNS", raising=False)
+    monkeypatch.setenv("COLUMNS", "400")
+    monkeypatch.chdir(project / "notebooks")
+    for args in (["--runs", str(project / "runs")], []):
+        res = CliRunner().invoke(app, ["list", *args], catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        assert f"trials in {(project / 'runs').resolve()}" in res.output, res.output

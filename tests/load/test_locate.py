@@ -62,6 +62,29 @@ def test_empty_folder_is_a_problem_too(tmp_path: Path, monkeypatch) -> None:
         find_runs(start=tmp_path)
 
 
+def test_a_folder_of_symlinks_leading_out_says_why_nothing_was_read(
+    tree: Path, tmp_path: Path
+) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    job = tree / "runs" / "job-a"
+    (links / "job").symlink_to(job)
+    with pytest.raises(RunsFolderProblem) as e:
+        find_runs(links)
+    msg = str(e.value)
+    assert "holds no Harbor job" in msg
+    assert "1 load error: 1 symlink_not_followed" in msg and str(links / "job") in msg
+    assert "point at the folder they lead to" in msg
+    assert find_runs(job.parent) == job.parent.resolve()  # the folder they lead to loads
+
+
+def test_an_empty_folder_names_no_load_errors(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RunsFolderProblem) as e:
+        find_runs(tmp_path / "empty")
+    assert "load error" not in str(e.value)
+
+
 def test_input_paths_and_new_runs_root(tree: Path, monkeypatch) -> None:
     monkeypatch.delenv(RUNS_ENV, raising=False)
     assert find_path("tasks/t1", start=tree / "notebooks") == tree / "tasks" / "t1"
