@@ -55,6 +55,9 @@ from evalkit.compare.headline import LARGE_EFFECT, MIN_SHARED_TASKS
 
 if TYPE_CHECKING:
     from evalkit.compare.core import Comparison
+    from evalkit.compare.gates import GateResult
+    from evalkit.compare.guard import GuardResult
+    from evalkit.compare.headline import Evidence
 
 TOL = 1e-9
 DECISIONS = ("promote", "promote-with-monitoring", "hold", "revert", "blocked", "needs-review")
@@ -254,30 +257,89 @@ def compare_json(
     guard = cmp.regression_guard()
     reward_stats, err1 = _stats_block(cmp, "stats")
     pass_stats, err2 = _stats_block(cmp, "pass_stats")
-    mins = [x for x in (a["attempts_min"], b["attempts_min"]) if x is not None]
-    min_attempts = min(mins) if mins else None
+    min_attempts = _min_attempts(a, b)
     d = _side_deltas(a, b)
     ev = cmp.evidence(min_shared_tasks, large_effect)
-    decision, reasons = promotion_decision(
+    decision, reasons = _decide(
+        cmp,
+        a,
+        b,
+        d,
+        min_attempts,
+        gate.verdict,
+        guard.decision,
+        ev.reasons,
+        cost_per_pass_budget=cost_per_pass_budget,
+        require_evidence=require_evidence,
+        noise_points=noise_points,
+    )
+    noise = _noise_block(d["meanRewardDelta"], min_attempts, noise_points)
+    return {
+        **_header(cmp, paired, own),
+        **_delta_fields(a, b, d, reward_stats, pass_stats),
+        **_verdict_fields(cmp, ev, gate, guard, noise, decision, reasons),
+        **_task_lists(cmp),
+        **_optional_blocks(cmp, err1 or err2, include_integrity, include_config_diff),
+    }
+
+
+def _min_attempts(a: dict[str, Any], b: dict[str, Any]) -> int | None:
+    """The fewer attempts per task of the two sides (None when neither is known)."""
+    mins = [x for x in (a["attempts_min"], b["attempts_min"]) if x is not None]
+    return min(mins) if mins else None
+
+
+def _decide(
+    cmp: Comparison,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    d: dict[str, float | None],
+    min_attempts: int | None,
+    gate_verdict: str,
+    guard_decision: str,
+    thin_evidence: list[str],
+    *,
+    cost_per_pass_budget: float | None,
+    require_evidence: bool,
+    noise_points: float,
+) -> tuple[str, list[str]]:
+    """The promotion decision and its reasons, from the side deltas, the gates and the evidence."""
+    return promotion_decision(
         n_paired=a["n_tasks"],
         mean_reward_delta=d["meanRewardDelta"],
         timeout_rate_delta=d["timeoutRateDelta"],
         evidence_delta=d["evidenceCompletenessDelta"],
         evidence_missing=_paired_trials_without_evidence(cmp),
         min_attempts=min_attempts,
-        gate_verdict=gate.verdict,
-        guard_decision=guard.decision,
+        gate_verdict=gate_verdict,
+        guard_decision=guard_decision,
         cost_per_pass_b=b["cost_per_pass"],
         cost_per_pass_budget=cost_per_pass_budget,
         require_evidence=require_evidence,
         noise_points=noise_points,
-        thin_evidence=ev.reasons,
+        thin_evidence=thin_evidence,
     )
-    out: dict[str, Any] = {
+
+
+def _header(cmp: Comparison, paired: dict[str, Any], own: dict[str, Any]) -> dict[str, Any]:
+    """The schema version, both sides and the number of paired tasks."""
+    return {
         "schemaVersion": "evalkit.compare/1",
-        "baseline": _side(cmp, "a", a, own["a"]),
-        "candidate": _side(cmp, "b", b, own["b"]),
-        "pairedTasks": a["n_tasks"],
+        "baseline": _side(cmp, "a", paired["a"], own["a"]),
+        "candidate": _side(cmp, "b", paired["b"], own["b"]),
+        "pairedTasks": paired["a"]["n_tasks"],
+    }
+
+
+def _delta_fields(
+    a: dict[str, Any],
+    b: dict[str, Any],
+    d: dict[str, float | None],
+    reward_stats: dict[str, Any] | None,
+    pass_stats: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The B - A deltas, with the paired statistics of reward and pass rate."""
+    return {
         "meanRewardDelta": d["meanRewardDelta"],
         "meanRewardDeltaStats": reward_stats,
         "passRateDelta": _pass_rate_block(d["passRate"], pass_stats),
@@ -288,19 +350,39 @@ def compare_json(
         "tokensDelta": _delta(a["tokens"], b["tokens"]),
         "durationSecondsDelta": _delta(a["duration_s"], b["duration_s"]),
         "turnsDelta": _delta(a["turns"], b["turns"]),
+    }
+
+
+def _verdict_fields(
+    cmp: Comparison,
+    ev: Evidence,
+    gate: GateResult,
+    guard: GuardResult,
+    noise: dict[str, Any],
+    decision: str,
+    reasons: list[str],
+) -> dict[str, Any]:
+    """Regressions, headline figures, evidence, noise, the gates, the plan and the decision."""
+    return {
         "p0QcGateRegressionCount": len(cmp.broken),
         "headline": [f.to_dict() for f in cmp.figures],
         "evidence": ev.to_dict(),
         "guardNotCompared": guard.not_compared,
-        "noise": _noise_block(d["meanRewardDelta"], min_attempts, noise_points),
+        "noise": noise,
         "gates": {"ship": gate.to_dict(), "regressionGuard": guard.to_dict()},
         "plan": cmp.plan.to_dict() if cmp.plan is not None else None,
         "decision": decision,
         "decisionReasons": reasons,
-        **_task_lists(cmp),
     }
-    if err1 or err2:
-        out["statsUnavailable"] = err1 or err2
+
+
+def _optional_blocks(
+    cmp: Comparison, stats_error: str | None, include_integrity: bool, include_config_diff: bool
+) -> dict[str, Any]:
+    """statsUnavailable, integrity and configDiff, each when it applies."""
+    out: dict[str, Any] = {}
+    if stats_error:
+        out["statsUnavailable"] = stats_error
     if include_integrity and cmp.runs is not None and hasattr(cmp.runs, "tool_calls"):
         out["integrity"] = _integrity(cmp)
     if include_config_diff and cmp.runs is not None and hasattr(cmp.runs, "jobs"):
