@@ -81,7 +81,10 @@ def _what_was_met(errors: Sequence[LoadError]) -> str:
     counts = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
     first = errors[0]
     n = len(errors)
-    lines = f"Instead it met {n} load error{'s' * (n > 1)}: {counts} (e.g. {first.path}: {first.message}).\n"
+    plural = "s" * (n > 1)
+    lines = (
+        f"Instead it met {n} load error{plural}: {counts} (e.g. {first.path}: {first.message}).\n"
+    )
     if "symlink_not_followed" in kinds:
         lines += (
             "Symlinks are followed only when they stay inside the runs folder (SECURITY.md): "

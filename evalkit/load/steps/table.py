@@ -46,7 +46,8 @@ from evalkit.load.trials.table import job_sig
 PROCESS_POOL_BYTES = 256 * 1024 * 1024
 _NONE: frozenset[str] = frozenset()
 INDEX_FIELDS = tuple(job_cache.INDEX_SCHEMA)
-_NOTHING_READ = (False, None, None, None, None, None, None, None)  # has_data .. fm_cost
+#: has_data and the counts and totals (INDEX_FIELDS after trial_id and sig) of a trial with no files
+_NOTHING_READ = (False, *(None,) * (len(INDEX_FIELDS) - 3))
 
 
 def trial_signature(trial_dir: str) -> tuple[str, int]:
