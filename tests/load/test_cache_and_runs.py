@@ -168,3 +168,24 @@ def test_an_in_place_edit_of_a_trial_is_seen(job: Path, keep_mtime: bool, runnin
         got = runs.trials.filter(pl.col("trial_name") == name)["outcome"].item()
         assert got == cold.trials.filter(pl.col("trial_name") == name)["outcome"].item()
     assert cache_mod.stat_sig(os.stat(job)).count(":") == 2  # size:mtime:ctime
+
+
+def _analyse(trial: Path, summary: str) -> None:
+    """What ``harbor analyze <trial>`` does: ``write_text`` of analysis.json into the
+    finished trial's folder (a second run rewrites the file in place)."""
+    doc = {"summary": summary, "checks": {"reward_hacking": {"outcome": "pass"}}}
+    (trial / "analysis.json").write_text(orjson.dumps(doc).decode())
+
+
+def test_harbor_analyze_of_a_finished_job_is_seen(job: Path) -> None:
+    name = "3d-scan-calc__cfGcT9F"
+    evalkit.load(job, progress=False)
+    evalkit.load(job, progress=False)  # the finished-job fast path is stored
+    job_stat = os.stat(job)
+    for summary in ("first look", "second look, same folder"):
+        _analyse(job / name, summary)
+        assert os.stat(job).st_mtime_ns == job_stat.st_mtime_ns  # the job folder tells nothing
+        runs = evalkit.load(job, progress=False)
+        got = runs.trials.filter(pl.col("trial_name") == name)["analysis_summary"].item()
+        assert got == summary
+        assert_frame_equal(runs.trials, evalkit.load(job, cache=False, progress=False).trials)

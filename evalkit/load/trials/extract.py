@@ -154,7 +154,7 @@ class TrialFolder:
         return _EMPTY
 
     def _sub_sig(self, name: str) -> str:
-        """Signature of a sub-folder of the trial ('-' when the listing shows it absent)."""
+        """Signature of an entry of the trial folder ('-' when the listing shows it absent)."""
         return file_sig(self.base + name) if name in self.names or not self.listed else "-"
 
     @cached_property
@@ -266,8 +266,8 @@ class TrialFolder:
 
     def signature(self) -> str:
         """The trial's signature (the same text as ``trials/table.py``'s ``trial_sig``)."""
-        sig_ver = self._sub_sig("verifier")
-        return f"{self.sig_dir}|{self.sig_res}|{sig_ver}|{self._sub_sig('agent')}"
+        sig_ana, sig_ver = self._sub_sig("analysis.json"), self._sub_sig("verifier")
+        return f"{self.sig_dir}|{self.sig_res}|{sig_ana}|{sig_ver}|{self._sub_sig('agent')}"
 
 
 # -- sources: a path into a document, or a small named function of the folder --------------

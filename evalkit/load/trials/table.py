@@ -3,13 +3,14 @@
 Per job, the trials frame rows (raw records of ``trials/extract.py`` plus the columns
 ``trials/assemble.py`` derives from them, which are a superset of the raw ones) are cached
 (``load/cache.py``) with a signature per trial (size, mtime and inode change time of the
-trial folder, result.json, verifier/ and agent/) and, in the table's meta, the derivation
+trial folder, result.json, analysis.json, verifier/ and agent/) and, in the table's meta, the derivation
 key (load options and rule sources) they were derived with. On reload:
 
-* a job whose folder, result.json and config.json are unchanged, that was complete when
-  cached and whose trials' signatures are unchanged (one stat each, compared as one
-  digest) is reused whole without reading its trial folders (fast path); with the same
-  derivation key even the derived columns are reused;
+* a job whose folder, result.json and config.json are unchanged and that was complete when
+  cached is reused whole without reading its trial folders (fast path) when each trial's
+  folder, result.json and analysis.json are unchanged (``finished_sig``: what changes after
+  a trial has finished, by a regrade in place or ``harbor analyze``; compared as one
+  digest); with the same derivation key even the derived columns are reused;
 * otherwise only trials whose signature changed, and new trial folders, are extracted
   (a running job reloads incrementally); rows of unchanged trials are kept.
 """
@@ -33,22 +34,55 @@ from evalkit.load.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).
-EXTRACT_VERSION = "trials-8"
+EXTRACT_VERSION = "trials-9"
 
 
 def trial_sig(trial_dir: str) -> str:
-    """Signature of a trial's inputs: ``stat_sig`` of the folder, result.json, verifier/
-    and agent/ ('-' for a missing one). Runs for every trial of every load: kept lean."""
+    """Signature of a trial's inputs: ``stat_sig`` of the folder, result.json,
+    analysis.json, verifier/ and agent/ ('-' for a missing one)."""
+    return _signed(trial_dir, _SIGNED)
+
+
+#: What ``trial_sig`` signs, in order ('' is the trial folder itself).
+_SIGNED = ("", "result.json", "analysis.json", "verifier", "agent")
+#: The leading parts of ``trial_sig`` a finished job's trials are checked by: the folder
+#: (a file added, e.g. ``harbor analyze``'s first analysis.json), result.json (a regrade in
+#: place) and analysis.json (``harbor analyze`` again). verifier/ and agent/ are written
+#: only while the trial runs.
+FINISHED_PARTS = 3
+
+
+def finished_sig(trial_dir: str, analysed: bool) -> str:
+    """The first FINISHED_PARTS parts of ``trial_sig``, taken alone: analysis.json is looked
+    up only for a trial that had one (a new one changes the folder's signature)."""
+    head = _signed(trial_dir, _SIGNED[:2])
+    return f"{head}|{_signed(trial_dir, _SIGNED[2:3]) if analysed else '-'}"
+
+
+def _signed(trial_dir: str, names: tuple[str, ...]) -> str:
+    """``stat_sig`` of each of ``names`` in the trial folder ('' is the folder itself, '-'
+    for a missing one), joined by '|'. Runs for every trial of every load: kept lean."""
     base = trial_dir + "/" if trial_dir and not trial_dir.endswith("/") else trial_dir
     out = []
-    for p in (trial_dir, base + "result.json", base + "verifier", base + "agent"):
+    for name in names:
         try:
-            st = os.stat(p)
+            st = os.stat(base + name if name else trial_dir)
         except OSError:
             out.append("-")
             continue
         out.append(_cache.stat_sig(st))
     return "|".join(out)
+
+
+def finished_part(sig: str) -> str:
+    """``finished_sig`` out of a whole ``trial_sig``."""
+    return "|".join(sig.split("|", FINISHED_PARTS)[:FINISHED_PARTS])
+
+
+def _analysed(sig: str) -> bool:
+    """The trial of this ``trial_sig`` had an analysis.json."""
+    parts = sig.split("|", FINISHED_PARTS)
+    return len(parts) >= FINISHED_PARTS and parts[FINISHED_PARTS - 1] != "-"
 
 
 def trials_digest(sigs: Mapping[str, str]) -> str:
@@ -139,19 +173,19 @@ def plan_job(
     jt = JobTrials(job_dir, job_id, complete=job_complete, job_sig=job_sig(job_dir))
     meta = _cache.read_meta(job_dir, "trials", EXTRACT_VERSION) if cache else None
     frame = None
-    sigs: dict[str, str] = {}
     if meta is not None:
         jt.meta = meta
         if meta.get("job_sig") == jt.job_sig and meta.get("complete") and job_complete:
             # a finished job's folder does not change when a trial's file is edited in
-            # place: every trial's signature is checked, in one digest
-            sigs = {d: trial_sig(d) for d in trial_dirs}
-            if meta.get("trials_digest") == trials_digest(sigs):
+            # place: each trial's finished_sig is checked, in one digest
+            analysed = set(meta.get("analysed") or ())
+            finished = {d: finished_sig(d, d in analysed) for d in trial_dirs}
+            if meta.get("finished_digest") == trials_digest(finished):
                 jt.errors, jt.from_cache = _errors_from_meta(meta.get("errors") or []), True
                 return jt
         frame = _matching_rows(job_dir, meta)
     if meta is not None and frame is not None:
-        sigs = sigs or {d: trial_sig(d) for d in trial_dirs}
+        sigs = {d: trial_sig(d) for d in trial_dirs}
         keep = frame.filter(
             pl.col("trial_dir").is_in(list(trial_dirs))
             & (
@@ -285,11 +319,13 @@ def save_job(p: JobTrials, frame: pl.DataFrame, meta: dict) -> None:
     errs = [
         LoadError(e.path, e.level, e.error_type, e.message, p.job_id, e.trial_id) for e in p.errors
     ]
+    signed = list(zip(frame["trial_dir"], frame["_sig"], strict=True))
     p.meta = {
         "job_sig": p.job_sig,
         "complete": p.complete,
         "generation": uuid.uuid4().hex,
-        "trials_digest": trials_digest(dict(zip(frame["trial_dir"], frame["_sig"], strict=True))),
+        "finished_digest": trials_digest({d: finished_part(sig) for d, sig in signed}),
+        "analysed": [d for d, sig in signed if _analysed(sig)],
         "errors": _errors_to_meta(errs),
         **meta,
     }
