@@ -25,7 +25,7 @@ from evalkit.cli.output import (
 )
 from evalkit.compare.select import closest
 from evalkit.load.outcomes import OUTCOMES
-from evalkit.load.redact import env_secret_values, redact_frame
+from evalkit.load.shared.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
 from evalkit.tables.trials import TaskDetail, find_job
 

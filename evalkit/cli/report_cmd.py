@@ -90,7 +90,7 @@ def report_cmd(
 def _print_cell_failure(err: Console, name: str, e: ReportError, out: Path, redact: bool) -> None:
     """The failing cell: its number and first lines, the traceback's tail and the error
     (redacted unless ``redact`` is off), and where the partial notebook is."""
-    from evalkit.load.redact import env_secret_values, redact_text
+    from evalkit.load.shared.redact import env_secret_values, redact_text
 
     secret = env_secret_values()
     red = (lambda t: redact_text(t, secret)) if redact else (lambda t: t)

@@ -16,7 +16,7 @@ goose's failure-analysis recipe done mechanically, for a human or an LLM to read
 5. the first divergence of the two representatives' tool-call sequences;
 6. the anti-pattern findings of every attempt (runs.findings), when available.
 
-Everything copied from the job folders is passed through ``evalkit.load.redact.redact_text``
+Everything copied from the job folders is passed through ``evalkit.load.shared.redact.redact_text``
 (key patterns and the values of this machine's secret environment variables)
 and put in fenced blocks whose fence is longer than any backtick run inside, so content
 cannot break out of its block; table cells have ``|`` and newlines escaped.
@@ -35,7 +35,7 @@ import polars as pl
 from evalkit.compare.divergence import first_divergence
 from evalkit.compare.markdown import cell, code_block
 from evalkit.compare.select import complete_columns, select_side, trials_of
-from evalkit.load.io import read_tail
+from evalkit.load.shared.io import read_tail
 
 _FAIL_LINE = re.compile(
     r"^(FAILED\b|ERROR\b|E\s{2,}\S|.*\bAssertionError\b|.*\bassert\b.*(?:==|!=|<|>|\bin\b)|"

@@ -139,7 +139,7 @@ def metrics_from_baseline_json(
 def metrics_from_baseline_frame(
     df: pl.DataFrame, source: str = "read_baseline frame"
 ) -> GuardMetrics:
-    """LoadBaseline over ``evalkit.load.rollouts.read_baseline``'s per-task frame (an
+    """LoadBaseline over ``evalkit.load.gocode.read_baseline``'s per-task frame (an
     unpriced cost is null there, so the cost is unknown and its delta 0, as in trainerd)."""
     n = df.height
     if n == 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalkit.load.redact import env_secret_values, redact_text
+from evalkit.load.shared.redact import env_secret_values, redact_text
 
 
 def code_block(text: str, lang: str = "", indent: str = "") -> str:

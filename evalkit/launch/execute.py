@@ -23,7 +23,7 @@ from evalkit.launch.harborcli import harbor_env
 from evalkit.launch.plan import CONFIG_FILE, LOG_FILE, LaunchPlan, command_line, launch_secrets
 from evalkit.launch.progress import JobWatcher, ProgressBar
 from evalkit.launch.spec import PROVIDER_KEYS
-from evalkit.load.redact import redact_text
+from evalkit.load.shared.redact import redact_text
 
 STATE_FILE = "evalkit-launch.json"
 

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import BinaryIO
 
-from evalkit.load.redact import env_secret_values, redact_text
+from evalkit.load.shared.redact import env_secret_values, redact_text
 
 MAX_LINE = 1 << 20  # a line longer than this is written in pieces
 

@@ -95,7 +95,7 @@ def job_folders(names: Sequence[str], runs_root: str | os.PathLike[str]) -> list
 def remove_jobs(jobs: Sequence[JobFolder], *, force: bool = False) -> list[Path]:
     """Delete the job folders (and their evalkit cache entries). A job that is still
     running is refused unless ``force``. Returns the folders removed."""
-    from evalkit.load import cache
+    from evalkit.load.shared import cache
 
     running = [j for j in jobs if j.state == "running"]
     if running and not force:

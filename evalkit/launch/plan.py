@@ -31,7 +31,7 @@ from evalkit.launch.spec import (
     resolve_tasks,
     task_digest,
 )
-from evalkit.load.redact import env_secret_values, redact_text
+from evalkit.load.shared.redact import env_secret_values, redact_text
 
 CONFIG_FILE = "evalkit-harbor-config.json"
 LOG_FILE = "evalkit-harbor.log"

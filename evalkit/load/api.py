@@ -15,17 +15,17 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load import cache as _cache
+from evalkit.load.shared import cache as _cache
 from evalkit.load._columns import conform
 from evalkit.load.discover import JobRef, discover
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
 from evalkit.load.jobs.table import jobs_frame, missing_results
-from evalkit.load.rollouts import read_rollouts
+from evalkit.load.gocode import read_rollouts
 from evalkit.load.runs import Runs
 from evalkit.load.steps.table import build_trajectories
-from evalkit.load.timeparse import (
+from evalkit.load.shared.timeparse import (
     resolve_policy,
 )
 from evalkit.load.trials.assemble import assemble, derive_key, load_key
@@ -54,13 +54,13 @@ def load(
     Args:
         paths: a runs folder (many jobs), a job folder, a trial folder, a rollout folder,
             a list of these, or a mapping ``{run label: path or [paths]}``.
-        cache: reuse / update the per-job Parquet cache (``load/cache.py``).
+        cache: reuse / update the per-job Parquet cache (``load/shared/cache.py``).
         progress: show a tqdm progress bar on long loads.
         run: how trials are grouped into runs. None: by the mapping label if ``paths`` is a
             mapping, else ``agent__model__dataset``. ``"job"``: one run per job folder.
             A mapping ``{job folder name: label}`` or a callable ``(job config dict) -> label``
             (the dict also has ``_job_folder`` and ``_job_dir``).
-        naive_tz: policy for timestamps written without a zone (``load/timeparse.py``).
+        naive_tz: policy for timestamps written without a zone (``load/shared/timeparse.py``).
         outcome_rule: ``"goose"`` (default, reward beats exception) or ``"strict"``
             (``load/outcomes.py``).
         trajectories: parse trajectories now (otherwise on first ``runs.steps`` access).

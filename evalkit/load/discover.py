@@ -8,7 +8,7 @@ Rules (harbor-format.md §6):
   ``result.json``, or named like a trial (``<task prefix>__<7 chars>``), or holding
   ``agent/`` / ``verifier/``. One without result.json is still a trial (outcome
   'incomplete').
-* A **rollout folder** (go-code) is recognised by ``evalkit.load.rollouts``.
+* A **rollout folder** (go-code) is recognised by ``evalkit.load.gocode``.
 * Anything else is a container: searched up to ``max_depth`` levels down. Folders whose
   name starts with a dot are skipped, except a container's ``.sources`` (``HUB_SOURCES``):
   the hub jobs Harbor downloaded to regrade them, loaded as the jobs they are so each
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from evalkit.load import cache as _cache
+from evalkit.load.shared import cache as _cache
 from evalkit.load.errors import LoadError, path_text
-from evalkit.load.io import read_head
-from evalkit.load.rollouts import is_rollout_folder
+from evalkit.load.shared.io import read_head
+from evalkit.load.gocode import is_rollout_folder
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")

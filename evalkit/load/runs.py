@@ -22,7 +22,7 @@ import polars as pl
 
 from evalkit.load import errors as _errors
 from evalkit.load._columns import conform, empty
-from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
+from evalkit.load.findings.table import findings_frame
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.table import run_names
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
@@ -131,14 +131,8 @@ class Runs:
     def findings(self) -> pl.DataFrame:
         """One row per anti-pattern finding: detected (evalkit.patterns) + recorded (rollouts)."""
         if self._findings is None:
-            parts = []
-            if _findings_provider is not None:
-                parts.append(conform(_findings_provider(self), FINDING_COLUMNS))
-            if self._recorded_findings is not None:
-                parts.append(conform(self._recorded_findings, FINDING_COLUMNS))
-            self._findings = (
-                pl.concat(parts, how="diagonal_relaxed") if parts else empty(FINDING_COLUMNS)
-            )
+            detected = _findings_provider(self) if _findings_provider is not None else None
+            self._findings = findings_frame(detected, self._recorded_findings)
         return self._findings
 
     @property
@@ -214,7 +208,7 @@ class Runs:
     def redacted(self, extra_values: tuple[str, ...] = (), trajectories: bool = True) -> Runs:
         """A copy whose text (messages, reasoning, commands, arguments, observations,
         exception messages, load error messages, finding evidence, ...) has API-key-like
-        values (``evalkit.load.redact``) and ``extra_values`` replaced with [REDACTED].
+        values (``evalkit.load.shared.redact``) and ``extra_values`` replaced with [REDACTED].
 
         Ids, paths and names of files are kept. Trajectories are parsed and findings
         computed first, from the original text (reports call this; see docs/report.md).
@@ -222,7 +216,7 @@ class Runs:
         has no steps, tool calls or findings (a report's history of runs it does not detail)."""
         from dataclasses import replace
 
-        from evalkit.load.redact import redact_frame, redact_text
+        from evalkit.load.shared.redact import redact_frame, redact_text
 
         def red(df: pl.DataFrame) -> pl.DataFrame:
             cols = [c for c in df.columns if not c.endswith(_KEEP_SUFFIXES) and c not in _KEEP]
@@ -242,7 +236,7 @@ class Runs:
                     empty(TOOL_CALL_COLUMNS),
                     self._trials.select("trial_id").clear(),
                 ),
-                _findings=empty(FINDING_COLUMNS),
+                _findings=findings_frame(),
             )
         tf = self._ensure_trajectories()
         findings = self.findings

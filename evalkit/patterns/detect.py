@@ -9,7 +9,7 @@ import polars as pl
 
 from evalkit.load._columns import conform, empty
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
-from evalkit.load.redact import env_secret_values, redact_text
+from evalkit.load.shared.redact import env_secret_values, redact_text
 from evalkit.patterns.config import DEFAULTS, merge_config
 from evalkit.patterns.context import Context, coerce_frames
 from evalkit.patterns.registry import MODES, registered

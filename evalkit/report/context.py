@@ -359,7 +359,7 @@ def _compared_pair(
 def _redacted_history(loaded: Runs) -> Runs:
     """Every run loaded, its texts redacted (trajectories are redacted where parsed, in the
     runs shown in detail)."""
-    from evalkit.load.redact import env_secret_values
+    from evalkit.load.shared.redact import env_secret_values
 
     return loaded.redacted(env_secret_values(), trajectories=False)
 
@@ -378,7 +378,7 @@ def _detail_runs_loaded(loaded: Runs, shown: list[str], order: list[str], redact
     runs = loaded if len(shown) == len(order) else loaded.subset(shown)
     _ = runs.steps  # parse trajectories once, for the runs shown in detail
     if redact:
-        from evalkit.load.redact import env_secret_values
+        from evalkit.load.shared.redact import env_secret_values
 
         runs = runs.redacted(env_secret_values())
     return runs

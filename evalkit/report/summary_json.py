@@ -62,7 +62,7 @@ def summary(ctx: Context, name: str = "nightly") -> dict[str, Any]:
 def _redact_strings(v: Any) -> Any:
     """Every string (values and keys) through redact_text: task names, reasons and params
     come from job folders and the command line."""
-    from evalkit.load.redact import env_secret_values, redact_text
+    from evalkit.load.shared.redact import env_secret_values, redact_text
 
     extra = env_secret_values()
 

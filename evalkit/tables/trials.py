@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from evalkit.load.io import read_tail
-from evalkit.load.redact import env_secret_values, redact_text
+from evalkit.load.shared.io import read_tail
+from evalkit.load.shared.redact import env_secret_values, redact_text
 
 
 def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load.io import read_tail
+from evalkit.load.shared.io import read_tail
 
 #: Observations / messages longer than this are collapsed (a <details> showing the start).
 COLLAPSE_AT = 600

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from evalkit.compare import GuardMetrics, guard_metrics, regression_guard
-from evalkit.load.rollouts import read_baseline
+from evalkit.load.gocode import read_baseline
 from tests.conftest import FIXTURES
 
 ROLLOUTS = FIXTURES / "rollouts"

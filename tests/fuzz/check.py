@@ -194,7 +194,7 @@ def check_frames(root: Path, f: dict[str, pl.DataFrame]) -> list[str]:
                 ):
                     # a file that is not a rollout (mutated beyond recognition) may be skipped
                     # silently only when it no longer looks like one
-                    from evalkit.load.rollouts.events import looks_like_rollout_file
+                    from evalkit.load.gocode.events import looks_like_rollout_file
 
                     with contextlib.suppress(OSError):
                         if looks_like_rollout_file(p):

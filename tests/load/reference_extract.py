@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.load.errors import LoadError
-from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
+from evalkit.load.shared.io import as_dict, as_int, as_str, finite_float, read_bytes, read_json
 from evalkit.load.trials.analysis import CHECK_ITEM, read_analysis
 from evalkit.load.trials.columns import REWARD_ITEM
 from evalkit.load.trials.tracebacks import exception_from_files

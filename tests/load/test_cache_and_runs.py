@@ -13,7 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import evalkit
-from evalkit.load import cache as cache_mod
+from evalkit.load.shared import cache as cache_mod
 from tests.conftest import OPENCLAW, SKILLSBENCH_JOB
 
 

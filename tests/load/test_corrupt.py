@@ -173,7 +173,7 @@ def test_copied_folder_is_another_row(job: Path, tmp_path: Path) -> None:
 
 
 def test_read_tail_refuses_fifos_and_cuts_large_files(tmp_path: Path) -> None:
-    from evalkit.load.io import read_tail
+    from evalkit.load.shared.io import read_tail
 
     fifo = tmp_path / "test-stdout.txt"
     os.mkfifo(fifo)

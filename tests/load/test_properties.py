@@ -9,7 +9,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.load.timeparse import choose_offset, format_offset, parse_offset, to_utc
+from evalkit.load.shared.timeparse import choose_offset, format_offset, parse_offset, to_utc
 from evalkit.load.trials.extract import _numeric_rewards, primary_reward
 
 instants = st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2100, 1, 1)).map(

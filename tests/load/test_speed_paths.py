@@ -330,7 +330,7 @@ def test_attempt_numbering_matches_the_original(seed: int) -> None:
 
 
 def test_remembered_trial_lists_follow_folder_changes(tree: Path) -> None:
-    from evalkit.load import cache as cache_mod
+    from evalkit.load.shared import cache as cache_mod
 
     old = 1_700_000_000
     (tree / "odd" / "notes").mkdir()  # not named like a trial: an 'unrecognised_folder'
@@ -361,7 +361,7 @@ def test_whole_load_results_are_reused_only_for_the_same_jobs_and_options(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import evalkit.load.api as api
-    from evalkit.load import cache as cache_mod
+    from evalkit.load.shared import cache as cache_mod
 
     jobs = [tree / "bench-job-00", tree / "bench-job-01", tree / "bench-job-02"]
     variants: list[tuple[object, dict]] = [
@@ -417,7 +417,7 @@ def test_cached_rows_from_another_write_are_not_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two loads writing one job's cache at once: rows of one write, meta of the other."""
-    from evalkit.load import cache as cache_mod
+    from evalkit.load.shared import cache as cache_mod
     from tests.load.factory import job
 
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path / "cache"))

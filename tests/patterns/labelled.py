@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 import evalkit.patterns as ep
-from evalkit.load.rollouts import read_rollouts
+from evalkit.load.gocode import read_rollouts
 from evalkit.load.steps import read_trajectory
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalkit.patterns as ep
-from evalkit.load.rollouts import read_rollouts
+from evalkit.load.gocode import read_rollouts
 from evalkit.patterns.scores import go_canonical
 from tests.patterns.build import call, combine, frames
 

@@ -84,7 +84,7 @@ def test_rm_asks_first(runs: Path) -> None:
 
 def test_rm_removes_the_job_cache_too(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import evalkit
-    from evalkit.load.cache import job_cache_dir
+    from evalkit.load.shared.cache import job_cache_dir
 
     monkeypatch.setenv("EVALKIT_CACHE_DIR", str(runs.parent / "cache"))
     evalkit.load(runs / "skills-job", progress=False)

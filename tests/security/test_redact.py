@@ -1,4 +1,4 @@
-"""evalkit.load.redact: key patterns, word boundaries, env values, Python = Polars."""
+"""evalkit.load.shared.redact: key patterns, word boundaries, env values, Python = Polars."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.load.redact import (
+from evalkit.load.shared.redact import (
     REDACTED,
     env_secret_values,
     redact_frame,
@@ -101,7 +101,7 @@ def test_values_under_secret_names_in_a_loaded_config_are_hidden_everywhere(
     import shutil
 
     import evalkit
-    from evalkit.load import redact
+    from evalkit.load.shared import redact
     from tests.conftest import SKILLSBENCH_JOB
 
     cfg = {"agents": [{"env": {"MY_SERVICE_API_KEY": "svc-value-12345678", "LOG": "debug-all-x"}}],

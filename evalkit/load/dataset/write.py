@@ -36,7 +36,7 @@ from evalkit.load.dataset.layout import (
     frame_columns,
     partition_path,
 )
-from evalkit.load.redact import env_secret_values
+from evalkit.load.shared.redact import env_secret_values
 
 if TYPE_CHECKING:
     from evalkit.load.runs import Runs

@@ -35,8 +35,8 @@ from typing import Any
 import orjson
 
 from evalkit.load.errors import LoadError
-from evalkit.load.io import as_dict, as_int, as_str, finite_float, read_json
-from evalkit.load.redact import learn_config_secrets, redact_obj
+from evalkit.load.shared.io import as_dict, as_int, as_str, finite_float, read_json
+from evalkit.load.shared.redact import learn_config_secrets, redact_obj
 from evalkit.load.trials.analysis import read_analysis
 
 

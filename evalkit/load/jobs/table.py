@@ -10,7 +10,7 @@ import polars as pl
 from evalkit.load._columns import conform, empty
 from evalkit.load.errors import LoadError
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
-from evalkit.load.timeparse import to_utc
+from evalkit.load.shared.timeparse import to_utc
 from evalkit.load.trials.analysis import CHECK_ITEM
 
 ANALYSIS = pl.List(CHECK_ITEM)

@@ -1,4 +1,4 @@
-"""Which zone each job's naive timestamps were written in (policy: ``load/timeparse.py``)."""
+"""Which zone each job's naive timestamps were written in (policy: ``load/shared/timeparse.py``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import polars as pl
 
-from evalkit.load.timeparse import (
+from evalkit.load.shared.timeparse import (
     choose_offset,
     format_offset,
     local_zone,

@@ -43,7 +43,7 @@ def read_trajectory(
     rows when the file is not a readable ATIF trajectory; errors are LoadErrors (a non-ATIF
     file gives one with error_type 'not_atif'). ``trial_id`` defaults to a hash of the path.
     """
-    from evalkit.load.cache import path_key
+    from evalkit.load.shared.cache import path_key
     from evalkit.load.steps.derive import calls_frame, final_totals, steps_frame
     from evalkit.load.steps.extract import parse_file
 

@@ -1,6 +1,6 @@
 """One ATIF document (any version v1.0-v1.8) -> rows appended to a column accumulator.
 
-The document comes as the Structs of ``steps/schema.py`` (decoded by msgspec, or a parsed
+The document comes as the Structs of ``steps/atif_schema.py`` (decoded by msgspec, or a parsed
 object converted by ``schema.lenient``); the per-step Python here builds the columns, the
 vectorised parts (timestamps, exit codes, is_error, retries) run later over whole frames
 (``derive.py``). Nothing here raises on bad content: wrong types become nulls, non-object
@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from evalkit.load.io import as_int, finite_float, nested_deeper
+from evalkit.load.shared.io import as_int, finite_float, nested_deeper
 from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.commands import shell_command, structured_signals
-from evalkit.load.steps.schema import Metrics, Step, Trajectory, lenient
+from evalkit.load.steps.atif_schema import Metrics, Step, Trajectory, lenient
 
 _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
 _DUMPS = orjson.dumps

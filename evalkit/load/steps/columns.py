@@ -2,7 +2,7 @@
 
 ``runs.steps``: one row per trajectory step. ``runs.tool_calls``: one row per tool call with
 its observation joined by source_call_id. Both declared here and nowhere else; values are
-extracted in ``steps/extract.py`` (ATIF) and ``rollouts/`` (go-code).
+extracted in ``steps/extract.py`` (ATIF) and ``gocode/`` (go-code rollouts).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import os
 
 import orjson
 
-from evalkit.load import io
+from evalkit.load.shared import io
 
 #: File names tried in ``<trial>/agent/`` (any agent); for agents named like goose every
 #: ``*.txt`` / ``*.jsonl`` there is tried too.

@@ -1,6 +1,6 @@
 """The per-job cache of the trajectory tables (``build_trajectories(cache=True)``): the
 steps, tool_calls, index and error rows of a job's trials, written together under one
-generation id so a half-written set is never read back (``evalkit/load/cache.py`` stores
+generation id so a half-written set is never read back (``evalkit/load/shared/cache.py`` stores
 them)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import polars as pl
 
-from evalkit.load import cache as _cache
+from evalkit.load.shared import cache as _cache
 from evalkit.load._columns import Column, schema
 from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError

@@ -5,7 +5,7 @@ trajectory bytes are large (:data:`PROCESS_POOL_BYTES`), by a thread pool when `
 asks for one (overlaps file reads on slow storage). Columns are accumulated as lists and turned into frames in
 bulk; timestamps, exit codes, is_error, retries and metrics_mismatch are vectorised.
 
-Cache (``evalkit.load.cache``): per job, tables ``traj_steps``, ``traj_calls``,
+Cache (``evalkit.load.shared.cache``): per job, tables ``traj_steps``, ``traj_calls``,
 ``traj_index`` and ``traj_errors`` written together under one generation id. A trial's
 rows are reused when the signature of its trajectory files (name and ``cache.stat_sig``: size, mtime and
 inode change time, of everything in ``agent/`` and ``steps/*/agent/``) is unchanged, so adding trials to a job
@@ -22,9 +22,9 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load.cache import stat_sig
+from evalkit.load.shared.cache import stat_sig
 from evalkit.load.errors import LoadError, path_text
-from evalkit.load.io import held_cap
+from evalkit.load.shared.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
 from evalkit.load.steps import job_cache
 from evalkit.load.steps.atif import Acc, as_columns

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.load.errors import LoadError
-from evalkit.load.io import read_json
+from evalkit.load.shared.io import read_json
 
 #: One rubric check of a trial: criterion name, the judge's verdict, its explanation.
 CHECK_ITEM = pl.Struct({"name": pl.String, "verdict": pl.String, "explanation": pl.String})

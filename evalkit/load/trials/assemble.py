@@ -32,14 +32,14 @@ from evalkit.load.jobs.zones import (
     sibling_zones,
     trial_zones,
 )
-from evalkit.load.timeparse import local_zone, zone_offset_now
+from evalkit.load.shared.timeparse import local_zone, zone_offset_now
 from evalkit.load.trials.derive import ZONE_SOURCES, derive, with_parsed
 from evalkit.load.trials.extract import RAW_SCHEMA
 from evalkit.load.trials.table import JobTrials, rows, save_job
 
 _LOAD = Path(__file__).resolve().parents[1]
 #: Files whose rules decide the derived columns (their bytes are part of the cache key).
-RULE_SOURCES = ("trials/derive.py", "outcomes.py", "timeparse.py", "jobs/zones.py")
+RULE_SOURCES = ("trials/derive.py", "outcomes.py", "shared/timeparse.py", "jobs/zones.py")
 #: ... and, for a whole-load result, the run labels and the final schema.
 LOAD_SOURCES = ("api.py", "trials/columns.py", "_columns.py", "trials/assemble.py")
 #: Raw columns of a job's rows (what derive() reads), in order.

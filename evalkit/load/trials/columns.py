@@ -1,7 +1,7 @@
 """The trials frame: one row per trial folder (Harbor) or rollout run (go-code).
 
 Every column of ``runs.trials`` is declared here and nowhere else. Values are extracted in
-``trials/extract.py`` (Harbor) and ``rollouts/`` (go-code); outcome and error_kind rules live
+``trials/extract.py`` (Harbor) and ``gocode/`` (go-code rollouts); outcome and error_kind rules live
 in ``load/outcomes.py``.
 """
 

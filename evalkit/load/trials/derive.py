@@ -1,7 +1,7 @@
 """Derived trial columns, computed over the whole frame with Polars expressions.
 
 Input: raw records (``trials/extract.py`` RAW_SCHEMA) + job_id, job_name and ``__zone``
-(the zone naive timestamps of that job are read in, see ``load/timeparse.py``).
+(the zone naive timestamps of that job are read in, see ``load/shared/timeparse.py``).
 Output: the trials frame of ``trials/columns.py``.
 """
 
@@ -11,7 +11,7 @@ import polars as pl
 
 from evalkit.load._columns import conform
 from evalkit.load.outcomes import error_kind_expr, outcome_expr, reward_valid_expr
-from evalkit.load.timeparse import is_aware, parsed, utc_from_parsed
+from evalkit.load.shared.timeparse import is_aware, parsed, utc_from_parsed
 from evalkit.load.trials.columns import COLUMNS
 
 TS_MAP = {

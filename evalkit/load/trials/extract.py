@@ -25,9 +25,9 @@ import polars as pl
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
-from evalkit.load.cache import file_sig, stat_sig
+from evalkit.load.shared.cache import file_sig, stat_sig
 from evalkit.load.errors import LoadError
-from evalkit.load.io import (
+from evalkit.load.shared.io import (
     as_dict,
     as_int,
     finite_float,

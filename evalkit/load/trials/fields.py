@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from evalkit.load.errors import LoadError
-from evalkit.load.io import as_dict, finite_float, read_bytes, read_json
+from evalkit.load.shared.io import as_dict, finite_float, read_bytes, read_json
 
 
 def _task_ref(task_id: Any) -> tuple[str | None, str | None]:

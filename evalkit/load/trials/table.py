@@ -2,7 +2,7 @@
 
 Per job, the trials frame rows (raw records of ``trials/extract.py`` plus the columns
 ``trials/assemble.py`` derives from them, which are a superset of the raw ones) are cached
-(``load/cache.py``) with a signature per trial (size, mtime and inode change time of the
+(``load/shared/cache.py``) with a signature per trial (size, mtime and inode change time of the
 trial folder, result.json, analysis.json, verifier/ and agent/) and, in the table's meta, the derivation
 key (load options and rule sources) they were derived with. On reload:
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import orjson
 import polars as pl
 
-from evalkit.load import cache as _cache
+from evalkit.load.shared import cache as _cache
 from evalkit.load.errors import LoadError
-from evalkit.load.io import held_cap
+from evalkit.load.shared.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 
 #: Bump when extract.py changes what it produces (invalidates cached records).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from evalkit.load.errors import LoadError
-from evalkit.load.io import NotARegularFile, tail_bytes
+from evalkit.load.shared.io import NotARegularFile, tail_bytes
 
 #: Bytes read from the end of exception.txt / trial.log.
 TAIL_BYTES = 64 * 1024

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load import io
+from evalkit.load.shared import io
 from evalkit.load.errors import LoadError
 from evalkit.load.steps.derive import parse_timestamps
 

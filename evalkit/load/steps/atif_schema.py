@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from evalkit.load.io import MAX_JSON_DEPTH, may_nest_deeper
+from evalkit.load.shared.io import MAX_JSON_DEPTH, may_nest_deeper
 
 Number = int | float
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit.load.rollouts import read_rollouts
-from tests.load.rollouts.rollout_helpers import ev, trials_with_details, write_rollout
+from evalkit.load.gocode import read_rollouts
+from tests.load.gocode.rollout_helpers import ev, trials_with_details, write_rollout
 
 
 def _one(tmp_path, events, name="run_x.jsonl", **kw):

@@ -7,8 +7,8 @@ import json
 import polars as pl
 import pytest
 
-from evalkit.load.rollouts import join_results, read_baseline, read_results_jsonl, read_rollouts
-from tests.load.rollouts.rollout_helpers import (
+from evalkit.load.gocode import join_results, read_baseline, read_results_jsonl, read_rollouts
+from tests.load.gocode.rollout_helpers import (
     GOLDEN_ID,
     ROLLOUTS,
     fixture_folder,

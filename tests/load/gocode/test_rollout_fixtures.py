@@ -7,10 +7,10 @@ import pytest
 
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
-from evalkit.load.rollouts import read_rollouts
+from evalkit.load.gocode import read_rollouts
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
-from tests.load.rollouts.rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details
+from tests.load.gocode.rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details
 
 
 @pytest.fixture

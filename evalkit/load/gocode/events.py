@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from evalkit.load import io
+from evalkit.load.shared import io
 from evalkit.load.errors import LoadError
 
 #: Terminal events of a run (go-code's runner writes exactly one, last).

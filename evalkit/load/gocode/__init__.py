@@ -10,13 +10,13 @@ Rules: docs/trajectories.md ("go-code rollouts").
 
 from __future__ import annotations
 
-from evalkit.load.rollouts.folder import (
+from evalkit.load.gocode.folder import (
     RolloutFrames,
     is_rollout_folder,
     read_rollouts,
     rollout_files,
 )
-from evalkit.load.rollouts.results import join_results, read_baseline, read_results_jsonl
+from evalkit.load.gocode.results import join_results, read_baseline, read_results_jsonl
 
 __all__ = [
     "RolloutFrames",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.load.rollouts import is_rollout_folder, rollout_files
-from tests.load.rollouts.rollout_helpers import (
+from evalkit.load.gocode import is_rollout_folder, rollout_files
+from tests.load.gocode.rollout_helpers import (
     GOLDEN,
     GOLDEN_ID,
     ROLLOUTS,
