@@ -85,8 +85,13 @@ def check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
+def method_key(method: str) -> str:
+    """A method name as the tables spell it: 'Clopper_Pearson ' -> 'clopper-pearson'."""
+    return str(method).strip().lower().replace("_", "-")
+
+
 def _method_name(method: str) -> str:
-    key = str(method).strip().lower().replace("_", "-")
+    key = method_key(method)
     if key not in _PROPORTION_METHODS:
         raise ValueError(
             f"unknown proportion method {method!r}; use one of {sorted(set(_PROPORTION_METHODS.values()))}"
@@ -294,7 +299,7 @@ def clustered_proportion_ci(
     check_confidence(confidence)
     est = normalize_estimand(estimand)
     s, k = as_task_arrays(successes, attempts)
-    mkey = str(method).strip().lower().replace("_", "-")
+    mkey = method_key(method)
     if est == "same_tasks":
         if mkey not in ("auto", "wilson"):
             raise ValueError("estimand='same_tasks' supports method 'auto' (= 'wilson') only")
@@ -325,7 +330,7 @@ def _new_tasks_bounds(
     seed: int | None,
 ) -> _Bounds:
     """The ``estimand="new_tasks"`` interval of the chosen method (see clustered_proportion_ci)."""
-    mkey = str(method).strip().lower().replace("_", "-")
+    mkey = method_key(method)
     if mkey == "auto" or mkey in _PROPORTION_METHODS:
         return _effective_sample_interval(d, mkey, confidence)
     if mkey == "cluster-t":

@@ -10,6 +10,7 @@ from evalkit.stats.intervals import (
     as_task_arrays,
     check_confidence,
     cluster_ratio_variance,
+    method_key,
     normalize_estimand,
 )
 from evalkit.stats.significance import cluster_bootstrap_ratio_ci
@@ -104,7 +105,7 @@ def _new_tasks_interval(
     with np.errstate(invalid="ignore", divide="ignore"):
         v_cl = cluster_ratio_variance(tot, kk, m, present, n_tasks, kk.sum(axis=-1))
         deff = v_cl / var_iid
-    mkey = str(method).strip().lower().replace("_", "-")
+    mkey = method_key(method)
     if mkey in ("auto", "cluster-t"):
         t = stats.t.ppf(0.5 + confidence / 2.0, np.maximum(n_tasks - 1.0, 1.0))
         half = t * np.sqrt(v_cl)
