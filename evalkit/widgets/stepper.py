@@ -77,8 +77,7 @@ class Stepper(W.VBox):
             else []
         )
         self._marks = {"error": err, "finding": fnd}
-        self.slider.max = max(idx)
-        self.slider.min = min(idx)
+        self._set_range(min(idx), max(idx))
         target = (
             start if start is not None else (diverge_step if diverge_step is not None else min(idx))
         )
@@ -86,6 +85,13 @@ class Stepper(W.VBox):
             self._draw()
         else:
             self.slider.value = max(self.slider.min, min(self.slider.max, target))
+
+    def _set_range(self, lo: int, hi: int) -> None:
+        """Move the slider's range in an order that never has max below min on the way."""
+        if hi < self.slider.min:
+            self.slider.min, self.slider.max = lo, hi
+        else:
+            self.slider.max, self.slider.min = hi, lo
 
     def _move(self, d: int) -> None:
         self.slider.value = max(self.slider.min, min(self.slider.max, self.slider.value + d))

@@ -150,3 +150,16 @@ def test_a_trial_without_steps_says_so() -> None:
     assert (s.slider.min, s.slider.max, s.slider.value) == (0, 0, 0)
     assert "No trajectory was recorded or parsed for this trial." in s.body.value
     assert s.summary.value.startswith("<div class='ekw muted'>0 steps;")
+
+
+def test_a_trial_whose_steps_sit_below_the_previous_trials_opens() -> None:
+    s = Stepper(window=1)
+    empty = pl.DataFrame()
+    s.show(_steps([5, 6, 7], "first"), empty, empty)
+    # every step of the next trial is below the first trial's lowest step
+    s.show(_steps([1, 2, 3], "second"), empty, empty)
+    assert (s.slider.min, s.slider.max, s.slider.value) == (1, 3, 1)
+    assert "second-msg-1" in s.body.value
+    # and back above the previous range
+    s.show(_steps([10, 11], "third"), empty, empty)
+    assert (s.slider.min, s.slider.max, s.slider.value) == (10, 11, 10)
