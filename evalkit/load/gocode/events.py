@@ -59,6 +59,25 @@ def _seq_key(ev: dict, i: int) -> tuple:
     return (0, s, i) if ok else (1, 0, i)
 
 
+def _parse_lines(rf: RolloutFile, lines: list[bytes], job_id: str | None) -> list:
+    """Each line on its own (a line is one event); unparsable ones are counted in ``rf``."""
+    events: list = []
+    first_bad = None
+    for n, ln in enumerate(lines, 1):
+        try:
+            events.append(orjson.loads(ln))
+        except orjson.JSONDecodeError as e:
+            rf.n_malformed += 1
+            first_bad = first_bad or (n, str(e))
+    if first_bad:
+        rf.errors.append(
+            LoadError(rf.path, "rollout", "malformed_line",
+                      f"{rf.n_malformed} unparsable line(s) skipped (first: non-blank line {first_bad[0]}: {first_bad[1]})",
+                      job_id)
+        )  # fmt: skip
+    return events
+
+
 def read_rollout_file(path: str, *, job_id: str | None = None) -> RolloutFile:
     """Parse a rollout file; errors (level 'rollout') say what was skipped."""
     rf = RolloutFile(path)
@@ -68,24 +87,7 @@ def read_rollout_file(path: str, *, job_id: str | None = None) -> RolloutFile:
         return rf
     lines = [ln for ln in data.split(b"\n") if ln.strip()]
     rf.n_lines = len(lines)
-    events: list = []
-    try:  # fast path: every line valid -> one orjson call
-        events = orjson.loads(b"[" + b",".join(lines) + b"]")
-    except orjson.JSONDecodeError:
-        events = []
-        first_bad = None
-        for n, ln in enumerate(lines, 1):
-            try:
-                events.append(orjson.loads(ln))
-            except orjson.JSONDecodeError as e:
-                rf.n_malformed += 1
-                first_bad = first_bad or (n, str(e))
-        if first_bad:
-            rf.errors.append(
-                LoadError(path, "rollout", "malformed_line",
-                          f"{rf.n_malformed} unparsable line(s) skipped (first: non-blank line {first_bad[0]}: {first_bad[1]})",
-                          job_id)
-            )  # fmt: skip
+    events = _parse_lines(rf, lines, job_id)
     good = [e for e in events if isinstance(e, dict) and isinstance(e.get("type"), str)]
     if len(good) != len(events):
         bad = len(events) - len(good)

@@ -133,3 +133,20 @@ def test_looks_like_rollout_file(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").mkdir()
     assert looks_like_rollout_file(str(tmp_path / "d.jsonl")) is False
     assert looks_like_rollout_file(os.path.join(str(tmp_path), "nope.jsonl")) is False
+
+
+def test_each_line_is_one_event_whatever_its_neighbours(tmp_path: Path) -> None:
+    # joined into one JSON array these lines would parse (as 3 events and as 1 list);
+    # read as JSON Lines, line 1 holds two values and lines 2-3 are halves of one array
+    p = tmp_path / "r.jsonl"
+    p.write_bytes(
+        b'{"seq": 1, "type": "a"}, {"seq": 2, "type": "b"}\n'
+        b'[{"seq": 3, "type": "c"}\n'
+        b'{"seq": 4, "type": "d"}]\n'
+        b'{"seq": 5, "type": "e"}\n'
+    )
+    rf = read_rollout_file(str(p))
+    assert [e["type"] for e in rf.events] == ["e"]
+    assert (rf.n_lines, rf.n_malformed) == (4, 3)
+    assert [e.error_type for e in rf.errors] == ["malformed_line"]
+    assert rf.errors[0].message.startswith("3 unparsable line(s) skipped (first: non-blank line 1:")
