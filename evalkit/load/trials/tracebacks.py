@@ -19,6 +19,8 @@ from evalkit.load.shared.io import NotARegularFile, tail_bytes
 #: Bytes read from the end of exception.txt / trial.log.
 TAIL_BYTES = 64 * 1024
 _HEAD = "Traceback (most recent call last):"
+_GROUP_HEAD = re.compile(r"^(\s*)\+ Exception Group Traceback \(most recent call last\):$")
+_FRAME = re.compile(r"^\s+File ")
 _TYPE = re.compile(r"^([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)(?::(?: (.*))?)?$")
 
 
@@ -35,27 +37,51 @@ def _log_tail(path: str, trial_id: str, errors: list[LoadError]) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
+def _last_traceback(lines: list[str]) -> list[str] | None:
+    """The lines from the last top-level traceback header on (None when there is none)."""
+    heads = [i for i, ln in enumerate(lines) if ln == _HEAD or _GROUP_HEAD.match(ln)]
+    return lines[heads[-1] :] if heads else None
+
+
+def _without_group_margin(lines: list[str]) -> list[str]:
+    """An exception group's own traceback: the lines inside its ``  | `` margin, stopping
+    where its sub-exceptions begin; other tracebacks come back unchanged."""
+    m = _GROUP_HEAD.match(lines[0]) if lines else None
+    if m is None:
+        return lines
+    margin = m.group(1) + "| "
+    own = []
+    for ln in lines[1:]:
+        if not ln.startswith(margin):
+            break
+        own.append(ln[len(margin) :])
+    return own
+
+
 def last_exception(text: str, *, need_header: bool = False) -> tuple[str, str] | None:
     """(type name, message) of the last traceback in ``text``; None when there is none.
 
-    ``need_header``: only read text after a ``Traceback (most recent call last):`` line
-    (a log file holds other lines too).
+    The exception line is the first unindented line after the last ``File`` frame line
+    (the frame's source and caret lines are indented); every line after it is the message,
+    indented or not. ``need_header``: only read text from the last ``Traceback (most recent
+    call last):`` line (a log file holds other lines too); without it, text with no such line
+    is read whole.
     """
-    if need_header:
-        at = text.rfind(_HEAD)
-        if at < 0:
-            return None
-        text = text[at:]
     lines = text.rstrip().splitlines()
-    # the exception lines follow the last indented frame line
-    last_frame = max((i for i, ln in enumerate(lines) if ln[:1] in (" ", "\t")), default=-1)
-    tail = [ln for ln in lines[last_frame + 1 :] if ln.strip()]
-    if not tail:
+    last = _last_traceback(lines)
+    if last is None and need_header:
         return None
-    m = _TYPE.match(tail[0].strip())
+    lines = _without_group_margin(last or lines)
+    frames = [i for i, ln in enumerate(lines) if _FRAME.match(ln)]
+    at = frames[-1] + 1 if frames else 0
+    while at < len(lines) and (not lines[at].strip() or lines[at][:1] in (" ", "\t")):
+        at += 1
+    if at == len(lines):
+        return None
+    m = _TYPE.match(lines[at].strip())
     if m is None:
         return None
-    message = "\n".join([m.group(2) or "", *tail[1:]]).strip()
+    message = "\n".join([m.group(2) or "", *lines[at + 1 :]]).strip()
     return m.group(1).rsplit(".", 1)[-1], message
 
 

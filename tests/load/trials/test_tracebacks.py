@@ -1,13 +1,17 @@
-"""exception.txt / trial.log reading (load/trials/tracebacks.py): which file wins, what a
-bad file gives, and last-line shapes tests/load/test_tracebacks.py does not cover."""
+"""exception.txt / trial.log reading (load/trials/tracebacks.py): the last exception of a
+real Python traceback (plain, chained, grouped, with a multi-line message), which file wins,
+what a bad file gives, and last-line shapes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import traceback
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalkit.load.trials.tracebacks import TAIL_BYTES, exception_from_files, last_exception
 
@@ -17,6 +21,71 @@ def _format(exc: BaseException) -> str:
         raise exc
     except BaseException:
         return traceback.format_exc()
+
+
+_NAME = st.from_regex(r"[A-Z][A-Za-z0-9_]{0,20}Error", fullmatch=True)
+_MESSAGE = st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp")), max_size=80).map(
+    str.strip
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=_NAME, message=_MESSAGE)
+def test_round_trips_what_traceback_writes(name: str, message: str) -> None:
+    exc_type = type(name, (Exception,), {"__module__": "harbor.trial.errors"})
+    got = last_exception(_format(exc_type(message)))
+    assert got == (name, message)
+
+
+def test_cancelled_and_chained() -> None:
+    assert last_exception(_format(asyncio.CancelledError())) == ("CancelledError", "")
+    try:
+        try:
+            raise KeyError("k")
+        except KeyError as e:
+            raise RuntimeError("wrapped") from e
+    except RuntimeError:
+        text = traceback.format_exc()
+    assert last_exception(text) == ("RuntimeError", "wrapped")
+
+
+def test_log_tail_needs_a_traceback() -> None:
+    assert last_exception("INFO done\nERROR: something\n", need_header=True) is None
+    log = "INFO start\n" + _format(ValueError("bad value")) + "\n"
+    assert last_exception(log, need_header=True) == ("ValueError", "bad value")
+    assert last_exception("") is None
+
+
+def test_a_message_with_indented_lines_keeps_its_type() -> None:
+    # pydantic's ValidationError: the message's own lines are indented, like frame lines
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/app/run.py", line 5, in <module>\n'
+        "    M()\n"
+        "    ^^^\n"
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for M\n"
+        "x\n"
+        "  Field required [type=missing, input_value={}, input_type=dict]\n"
+        "    For further information visit https://errors.pydantic.dev/2.14/v/missing\n"
+    )
+    assert last_exception(text) == (
+        "ValidationError",
+        "1 validation error for M\nx\n  Field required [type=missing, input_value={}, "
+        "input_type=dict]\n    For further information visit "
+        "https://errors.pydantic.dev/2.14/v/missing",
+    )
+    assert last_exception("INFO start\n" + text, need_header=True)[0] == "ValidationError"
+
+
+def test_an_exception_group_is_named_by_the_group() -> None:
+    # what Harbor's result.json would record is the type that was raised: the group
+    text = _format(ExceptionGroup("2 trials failed", [ValueError("x"), KeyError("k")]))
+    assert last_exception(text) == ("ExceptionGroup", "2 trials failed (2 sub-exceptions)")
+    log = "INFO start\n" + text + "INFO stopping\n"
+    assert last_exception(log, need_header=True) == (
+        "ExceptionGroup",
+        "2 trials failed (2 sub-exceptions)",
+    )
 
 
 def _trial(tmp_path: Path, **files: str) -> tuple[str, list[str]]:
@@ -103,3 +172,14 @@ def test_last_line_shapes(text: str, expected) -> None:
 def test_need_header_reads_the_last_traceback_only() -> None:
     log = _format(ValueError("first")) + "INFO retry\n" + _format(KeyError("second"))
     assert last_exception(log, need_header=True) == ("KeyError", "'second'")
+
+
+def test_a_group_raised_while_handling_another_exception() -> None:
+    try:
+        try:
+            raise KeyError("first")
+        except KeyError:
+            raise ExceptionGroup("during cleanup", [OSError("disk")])
+    except ExceptionGroup:
+        text = traceback.format_exc()
+    assert last_exception(text) == ("ExceptionGroup", "during cleanup (1 sub-exception)")
