@@ -147,7 +147,7 @@ def _first(df: pl.DataFrame, sev: str, conf: float, ev: pl.Expr, rank: int) -> p
     )
 
 
-@detector("timeout_burn", version=1, _builtin=True)
+@detector("timeout_burn", version=2, _builtin=True)
 def timeout_burn(ctx: Context) -> pl.DataFrame:
     """The trial timed out while the agent was waiting rather than working.
 
@@ -169,16 +169,17 @@ def timeout_burn(ctx: Context) -> pl.DataFrame:
     c = c.join(t, on="trial_id")
     sleep_s = pl.col("cmd").str.extract(p["sleep_regex"], 3).cast(pl.Float64, strict=False)
     dur = pl.col("arguments").str.json_path_match("$.duration").cast(pl.Float64, strict=False)
-    wait = pl.col("cmd").str.contains(p["wait_regex"]).fill_null(False) | (
+    terminal_wait = (
         pl.col("cmd").is_null()
         & (dur >= 1.0).fill_null(False)
-        & pl.col("arguments").str.contains("keystrokes")
+        & pl.col("arguments").str.contains("keystrokes").fill_null(False)
     )
+    wait = pl.col("cmd").str.contains(p["wait_regex"]).fill_null(False) | terminal_wait
     long_call = (pl.col("duration_ms") >= p["budget_share"] * pl.col("_budget") * 1000).fill_null(
         False
     )
     c = c.with_columns(
-        pl.max_horizontal(sleep_s, dur).alias("_wait_s"), wait.alias("_wait"), long_call.alias("_long"),
+        pl.max_horizontal(sleep_s, pl.when(terminal_wait).then(dur)).alias("_wait_s"), wait.alias("_wait"), long_call.alias("_long"),
         label(ctx).alias("label"),
     )  # fmt: skip
     g = c.group_by("trial_id", maintain_order=True).agg(

@@ -195,7 +195,7 @@ CONTEXT_EXCEPTIONS = (
 
 #: §4.4 timeout_burn.
 TIMEOUT_EXCEPTIONS = ("AgentTimeoutError", "TimeoutError", "AgentTimeout")
-SLEEP = r"(?i)(^|[;&|\n]\s*)\s*(sleep|timeout)\s+(\d+(\.\d+)?)"
+SLEEP = r"(?i)(^|[;&|\n]\s*)\s*(sleep)\s+(\d+(\.\d+)?)"
 WAIT = r"(?i)(^|[;&|\n]\s*)\s*(sleep\b|wait\b|watch\b|tail -f|until |while )"
 
 #: §4.1 HAL abstention families (weight, patterns) for giving_up.

@@ -205,3 +205,15 @@ def test_no_finding_without_a_timeout_or_without_calls():
     ev = [("user", "x"), ("agent", "", [sh("sleep 60")])]
     assert run(frames(ev, exception_type="ContextWindowExceededError"), "timeout_burn") == []
     assert run(frames([("user", "x"), ("agent", "hi")], **TO), "timeout_burn") == []
+
+
+def test_a_command_run_under_timeout_is_work_not_a_wait():
+    # `timeout 30 make` bounds make at 30 s; it is not 30 s of waiting
+    ev = [("user", "x"), ("agent", "", [sh("timeout 30 make")]), ("agent", "", [sh("ls")])]
+    assert run(frames(ev, **TO), "timeout_burn") == []
+
+
+def test_a_duration_argument_counts_only_on_a_terminal_wait():
+    # the duration of a call that is not a keystroke wait is not seconds spent waiting
+    other = call("poll_job", args={"duration": 15})
+    assert run(frames([("user", "x"), ("agent", "", [other])], **TO), "timeout_burn") == []
