@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from evalkit.patterns import config as rules
-from evalkit.patterns.shell import write_targets
+from evalkit.patterns.shell import WRITE_HINTS, write_targets
 
 _HEREDOC = (
     r"(?s)<<-?\s*['\"]?(EOF|PY|EOT|END|PYEOF|HEREDOC|SCRIPT|CODE|JSON|MD|TXT|PYTHON|SQL|YAML)"
@@ -83,13 +83,13 @@ def _group1_all(e: pl.Expr, pattern: str) -> pl.Expr:
 def _with_shell_writes(df: pl.DataFrame) -> pl.DataFrame:
     """``_shw``: the files each shell command writes (``patterns/shell.py``: a shell lexer),
     lexed once per distinct command that can write (literal prefilter); null otherwise."""
-    cmd = df.get_column("cmd")
-    cands = cmd.filter(cmd.str.contains(any_of(_WRITE_HINTS))).unique()
+    cmd = df.get_column("command")  # as run: shell.py reads heredocs itself
+    cands = cmd.filter(cmd.str.contains(any_of(WRITE_HINTS))).unique()
     targets = pl.DataFrame(
-        {"cmd": cands, "_shw": [list(write_targets(c)) for c in cands]},
-        schema={"cmd": pl.String, "_shw": pl.List(pl.String)},
+        {"command": cands, "_shw": [list(write_targets(c)) for c in cands]},
+        schema={"command": pl.String, "_shw": pl.List(pl.String)},
     )
-    return df.join(targets, on="cmd", how="left", maintain_order="left")
+    return df.join(targets, on="command", how="left", maintain_order="left")
 
 
 def _looks_like_path(e: pl.Expr) -> pl.Expr:
@@ -110,7 +110,6 @@ def _unescape(e: pl.Expr) -> pl.Expr:
 
 
 #: literal hints that a shell command may write / read a file (cheap prefilters)
-_WRITE_HINTS = (">", "tee", "touch", "sed", "perl", "cp ", "mv ", "install ", "ln ")
 _READ_HINTS = (
     "cat", "head", "tail", "less", "more", "nl ", "bat ", "view", "wc ", "stat", "file ", "sed",
     "awk", "grep", "rg ", "diff", "cmp", "jq", "json.tool", "xxd", "od ", "vi", "nano",

@@ -9,8 +9,9 @@ quote: the shell would refuse it too) writes nothing.
 
 Write targets of one simple command: the word after ``>``, ``>>``, ``>|``, ``&>``, ``&>>``
 or ``>&`` (not a file descriptor, not /dev/*); the operands of ``tee`` and ``touch``; the
-file operands of ``sed -i`` and ``perl -i``; the last operand of ``cp``, ``mv``,
-``install`` and ``ln``. Only words that look like paths (a ``.`` or ``/`` in them, no
+file operands of ``sed -i`` and ``perl -i``; the file ``patch`` writes (its ``-o`` output,
+else its first operand); the last operand of ``cp``, ``mv``, ``install`` and ``ln``; and the
+``+++`` files of a diff given to ``patch`` or ``git apply`` as a heredoc. Only words that look like paths (a ``.`` or ``/`` in them, no
 ``$``, globs or options) count.
 """
 
@@ -20,6 +21,8 @@ import functools
 import re
 import shlex
 
+#: Literals one of which every command that can write contains (a prefilter before lexing).
+WRITE_HINTS = (">", "tee", "touch", "sed", "perl", "patch", "cp ", "mv ", "install ", "ln ", "apply")
 #: Operators that end a simple command.
 _SEPARATORS = frozenset((";", ";;", "&&", "||", "|", "|&", "&", "(", ")", "\n"))
 #: Redirections whose next word is a file written.
@@ -32,6 +35,15 @@ _PATHLIKE = re.compile(r"[./]")
 _NOT_PATH = re.compile(r"^(?:-|&|/dev/|/proc/)|[$*?`]|/$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _PERL_INPLACE = re.compile(r"^-\w*i")
+#: patch options whose value is the next word (``-o`` / ``--output`` is the file written).
+_PATCH_VALUE_OPTS = frozenset(
+    "-i -o -p -d -r -B -D -F -V -z -Y -g --input --output --directory --reject-file "
+    "--prefix --ifdef --fuzz --version-control --suffix --basename-prefix --strip --get".split()
+)
+#: A diff given to patch / git apply as a heredoc: program, options, delimiter, body.
+_DIFF_HEREDOC = re.compile(r"\b(patch|git[ \t]+apply)\b([^\n]*?)<<-?[ \t]*(['\"]?)([\w.-]+)\3[^\n]*\n(.*?)(?:\n[ \t]*\4[ \t]*(?=\n|$)|$)", re.S)  # fmt: skip
+_DIFF_NEW_FILE = re.compile(r"(?m)^\+\+\+ ([^\t\n]+)")
+_STRIP = re.compile(r"(?:-p[ \t]*|--strip[= ])(\d+)")
 
 
 def _strip_heredocs(cmd: str) -> str:
@@ -92,7 +104,49 @@ def _program_targets(argv: list[str]) -> list[str]:
         return _script_operands(args, "-e", ("-f",))
     if prog == "perl" and any(_PERL_INPLACE.match(a) for a in args):
         return _script_operands(args, "-e", ())
+    if prog == "patch":
+        return _patch_operands(args)
     return []
+
+
+def _patch_operands(args: list[str]) -> list[str]:
+    """The file ``patch [options] [originalfile [patchfile]]`` writes: its ``-o`` output,
+    else the original file (a diff read from stdin names its files inside)."""
+    operands: list[str] = []
+    output = None
+    it = iter(args)
+    for a in it:
+        if a in _PATCH_VALUE_OPTS:
+            value = next(it, None)
+            output = value if a in ("-o", "--output") else output
+        elif a.startswith("--output="):
+            output = a.split("=", 1)[1]
+        elif a.startswith("-o") and len(a) > 2:
+            output = a[2:]
+        elif not a.startswith("-"):
+            operands.append(a)
+    return [output] if output else operands[:1]
+
+
+def _heredoc_diff_targets(cmd: str) -> list[str]:
+    """Files named by the ``+++`` lines of diffs fed to patch / git apply as heredocs, with
+    the leading components the program strips (git apply: -p1 by default; patch without
+    -p keeps the file name only)."""
+    out: list[str] = []
+    for m in _DIFF_HEREDOC.finditer(cmd):
+        git = m.group(1) != "patch"
+        strip = _STRIP.search(m.group(2))
+        for name in _DIFF_NEW_FILE.findall(m.group(5)):
+            name = name.strip()
+            if name == "/dev/null":
+                continue
+            parts = name.split("/")
+            if strip is None and not git:
+                out.append(parts[-1])
+            else:
+                n = int(strip.group(1)) if strip else 1
+                out.append("/".join(parts[n:]) or parts[-1])
+    return out
 
 
 def _script_operands(args: list[str], script_opt: str, file_opts: tuple[str, ...]) -> list[str]:
@@ -118,8 +172,8 @@ def _pathlike(word: str) -> bool:
 
 @functools.lru_cache(maxsize=65536)
 def write_targets(cmd: str) -> tuple[str, ...]:
-    """Paths a shell command writes (redirects, tee, touch, sed -i, perl -i, cp / mv /
-    install / ln destinations), in order, a leading ``./`` removed."""
+    """Paths a shell command writes (redirects, tee, touch, sed -i, perl -i, patch, cp / mv /
+    install / ln destinations, heredoc diffs), in order, a leading ``./`` removed."""
     try:
         tokens = _tokens(_strip_heredocs(cmd))
     except ValueError:  # unclosed quote or escape: the shell would not run it
@@ -129,4 +183,6 @@ def write_targets(cmd: str) -> tuple[str, ...]:
         for w in (*written, *_program_targets(argv)):
             if _pathlike(w):
                 out.append(w[2:] if w.startswith("./") else w)
+    if "<<" in cmd:
+        out.extend(w for w in _heredoc_diff_targets(cmd) if _pathlike(w))
     return tuple(out)

@@ -115,6 +115,8 @@ def test_creating_first_then_editing_is_not_blind():
         ("sed -i.bak 's/a/b/' x.cfg", 1),
         ("echo 1 >> x.cfg", 0),
         ("echo 1 > x.cfg", 0),
+        ("patch x.cfg fix.diff", 1),
+        ("patch -p1 <<'EOF'\n--- a/x.cfg\n+++ b/x.cfg\n@@ -1 +1 @@\n-a\n+b\nEOF", 1),
     ],
 )
 def test_shell_edits(cmd, n):
