@@ -9,14 +9,15 @@ from evalkit.patterns.prepare import finding_columns, flagged_spans
 from evalkit.patterns.registry import detector
 
 
-@detector("no_progress", version=1, _builtin=True)
+@detector("no_progress", version=2, _builtin=True)
 def no_progress(ctx: Context) -> pl.DataFrame:
     """Stuck: a window of calls that repeats itself and writes nothing new.
 
     In a rolling window of ``window`` calls, >= repeat_share of the calls repeat an earlier
     call of the trajectory, or >= same_output_share return an output seen before, and no
-    new file is written. Also the long tail: a failed trial with more steps than the
-    tail_quantile of the passing trials of the same task (needs >= tail_min_passing of them).
+    new file is written. Also the long tail: a trial known not to have passed (reward < 1,
+    or outcome timeout / error) with more steps than the tail_quantile of the passing trials
+    of the same task (needs >= tail_min_passing of them).
     """
     p = ctx.params("no_progress")
     w = int(p["window"])
@@ -75,8 +76,11 @@ def _long_tail(ctx: Context, p: dict) -> pl.DataFrame:
         )
         .filter(pl.col("_np") >= p["tail_min_passing"])
     )
+    # known not to have passed: a reward below 1, or no reward because the agent timed out
+    # or crashed (a trial cancelled before its verifier ran is not known to have failed)
+    not_passed = (pl.col("reward") < 1) | pl.col("outcome").is_in(["timeout", "error"])
     out = t.join(q, on="task_name").filter(
-        ~passing.fill_null(False) & (pl.col("n_steps") > pl.col("_q"))
+        not_passed.fill_null(False) & (pl.col("n_steps") > pl.col("_q"))
     )
     return out.select(
         "trial_id",

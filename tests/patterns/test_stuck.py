@@ -163,3 +163,16 @@ def test_long_tail_is_per_task_and_only_for_failed_trials():
     assert run(other) == []
     # a passing trial is never a long tail, however long
     assert run(tail_frames([3, 3, 3, 3, 3], 9, failing_reward=1.0)) == []
+
+
+def test_long_tail_needs_a_trial_known_not_to_have_passed():
+    # no reward and no verdict (cancelled, verifier never ran): not known to have failed
+    assert run(tail_frames([3, 3, 3, 3, 3], 9, failing_reward=None)) == []
+    # no reward, but the agent timed out or crashed: it did not pass
+    for outcome in ("timeout", "error"):
+        f = tail_frames([3, 3, 3, 3, 3], 9, failing_reward=None)
+        f = {**f, "trials": f["trials"].with_columns(
+            pl.when(pl.col("trial_id") == "f").then(pl.lit(outcome)).alias("outcome"))}  # fmt: skip
+        assert [r[0] for r in run(f)] == ["f"]
+    # a partial reward is not a pass
+    assert [r[0] for r in run(tail_frames([3, 3, 3, 3, 3], 9, failing_reward=0.5))] == ["f"]
