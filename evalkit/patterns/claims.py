@@ -56,7 +56,7 @@ def _claims(ctx: Context) -> pl.DataFrame:
         ctx.final_msgs.sort("step_index")
         .group_by(G)
         .agg(
-            pl.col("message").filter(pl.col("message").str.contains(rx)).first().alias("claim"),
+            pl.col("message").filter(pl.col("message").str.contains(rx)).last().alias("claim"),
             pl.col("message").last().alias("final"),
             pl.col("step_index").max().alias("final_step"),
         )

@@ -136,7 +136,7 @@ def test_claim_text_and_finish_span():
     fin = call("submit", args={"answer": "42"})
     ev = [("user", "x"), ("agent", "The bug has been fixed."), ("agent", "", [fin])]
     # the last turn's closing messages are step 1's text and the submit argument '42' (step 2):
-    # the claim is the first of them matching the completion regex; the range ends at step 2
+    # the claim is the last of them matching the completion regex; the range ends at step 2
     assert run(frames(ev, reward=0.0), "false_success_claim") == [
         ("t1", 2, 2, "high", 0.9, "claimed completion (The bug has been fixed.) but reward 0.0")
     ]
@@ -204,3 +204,12 @@ def test_giving_up_one_finding_per_trajectory_the_last():
     ]
     got = run(frames(ev), "giving_up")
     assert [(r[1], r[5]) for r in got] == [(3, "abstains: i cannot run it")]
+
+
+def test_the_claim_quoted_is_the_last_one_the_agent_made():
+    # two claims in the closing turn: the step text, then the submit argument
+    fin = call("submit", args={"answer": "All tests pass now."})
+    ev = [("user", "x"), ("agent", "The bug has been fixed."), ("agent", "", [fin])]
+    assert run(frames(ev, reward=0.0), "false_success_claim") == [
+        ("t1", 2, 2, "high", 0.9, "claimed completion (All tests pass now.) but reward 0.0")
+    ]
