@@ -141,7 +141,7 @@ def show_cmd(
     runs = load_runs(runs_dir)
     hit = _resolve_job(runs, job)
     ids = hit["job_id"].to_list()
-    tab = redact_frame(trials_table(runs.trials, ids, status), ["error"], env_secret_values())
+    tab = trials_table(runs.trials, ids, status)
     if fmt != "table":
         emit(tab, fmt)
         return

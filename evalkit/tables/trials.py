@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from evalkit.load.shared.io import read_tail
-from evalkit.load.shared.redact import env_secret_values, redact_text
+from evalkit.load.shared.redact import env_secret_values, redact_frame, redact_text
 
 
 def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
@@ -29,10 +29,12 @@ def trials_table(
     trials: pl.DataFrame, job_ids: list[str], status: str | None = None
 ) -> pl.DataFrame:
     """One row per trial of the given jobs: task, attempt, outcome, reward, duration, tokens,
-    turns, cost, error kind and the error text (first line, 50 characters)."""
+    turns, cost, error kind and the error text (first line, redacted, 50 characters)."""
     t = trials.filter(pl.col("job_id").is_in(job_ids))
     if status:
         t = t.filter(pl.col("outcome") == status)
+    t = t.with_columns(_error_line().alias("_error"))
+    t = redact_frame(t, ["_error"], env_secret_values())  # before the cut: no half keys
     return t.sort("task_name", "attempt").select(
         "trial_name",
         "task_name",
@@ -46,14 +48,18 @@ def trials_table(
         pl.coalesce("n_turns", "n_steps").alias("turns"),
         "cost_usd",
         "error_kind",
-        pl.concat_str(
-            [pl.col("exception_type"), pl.col("exception_message").str.split("\n").list.first()],
-            separator=": ",
-            ignore_nulls=True,
-        )
-        .str.slice(0, 50)
-        .alias("error"),
+        pl.col("_error").str.slice(0, 50).alias("error"),
     )
+
+
+def _error_line() -> pl.Expr:
+    """``<type>: <first line of the message>``, either part alone, null when neither."""
+    text = pl.concat_str(
+        [pl.col("exception_type"), pl.col("exception_message").str.split("\n").list.first()],
+        separator=": ",
+        ignore_nulls=True,
+    )
+    return pl.when(text != "").then(text)
 
 
 @dataclass

@@ -88,8 +88,17 @@ def test_trials_table_error_text() -> None:
     # "RuntimeError: " + first line of the message, cut to 50 characters
     assert out["b__2"] == ("RuntimeError: " + "E" * 60)[:50]
     assert out["b__1"] == "AgentTimeoutError"  # no message: the type alone
-    assert out["harbor-a__3"] == f"stray {KEY}"[:50]  # a message without a type
-    assert out["a__1"] in (None, "")  # no error at all: empty (concat_str of two nulls)
+    assert out["harbor-a__3"] == "stray [REDACTED]"  # a message without a type, redacted
+    assert out["a__1"] is None  # no error at all: unknown stays null
+
+
+def test_trials_table_redacts_before_it_cuts() -> None:
+    # a key straddling the 50-character cut must not leave its first half behind
+    msg = "x" * 30 + " " + KEY  # after "RuntimeError: " the key starts at character 45
+    t = trials_frame().with_columns(pl.lit(msg).alias("exception_message"))
+    errors = dict(trials_table(t, ["id1"]).select("trial_name", "error").iter_rows())
+    assert all("sk-" not in e and "abc" not in e for e in errors.values())
+    assert errors["b__2"] == ("RuntimeError: " + msg.replace(KEY, "[REDACTED]"))[:50]
 
 
 def test_trials_table_status_and_jobs_filter() -> None:
