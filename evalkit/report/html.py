@@ -82,6 +82,11 @@ def fmt(v: Any, kind: str = "") -> str:
     return str(v)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 run``, ``2 runs``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def breakable(escaped: str) -> str:
     """Let long identifiers (run labels, paths) wrap after ``__`` and ``/``."""
     if len(escaped) <= 24:

@@ -39,8 +39,10 @@ def leaderboard(ctx: Context, draws: int = 2000) -> SectionOutput:
     if not every:
         out.append(
             H.note(
-                f"Integrity counts need every run's trajectories; {len(ctx.left_out)} runs "
-                "are not shown in detail (see What was loaded): `-p detail_runs 0` adds them."
+                f"Integrity counts need every run's trajectories; "
+                f"{H.counted(len(ctx.left_out), 'run')} "
+                f"{'is' if len(ctx.left_out) == 1 else 'are'} not shown in detail "
+                "(see What was loaded): `-p detail_runs 0` adds them."
             )
         )
     if result.left_out:

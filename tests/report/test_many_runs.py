@@ -81,7 +81,7 @@ def test_runs_not_detailed_drop_the_integrity_columns_with_a_note() -> None:
     assert two.left_out == [SKILLS]  # the pair is detailed, the third run is not
     html = many_runs.leaderboard(two, draws=200).html()
     assert _notes(html)[:2] == [
-        "Integrity counts need every run&#x27;s trajectories; 1 runs are not shown in detail "
+        "Integrity counts need every run&#x27;s trajectories; 1 run is not shown in detail "
         "(see What was loaded): `-p detail_runs 0` adds them.",
         f"Left out (no task shared with the others): {SKILLS}.",
     ]
