@@ -3,6 +3,7 @@ displays itself in a notebook (``_ipython_display_``) and can be inspected in te
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from evalkit.report.html import wrap
@@ -48,6 +49,10 @@ def _chart_bundle(chart: Any) -> dict[str, str]:
 
 
 def _title(chart: Any) -> str:
+    """The chart's title on one line (its class name when it has none), safe in a comment."""
     t = getattr(chart, "title", None)
     t = getattr(t, "text", t)
-    return str(t) if isinstance(t, str) else type(chart).__name__
+    if isinstance(t, (list, tuple)) and t and all(isinstance(x, str) for x in t):
+        t = " ".join(t)
+    text = t if isinstance(t, str) else type(chart).__name__
+    return html.escape(text).replace("--", "- -")

@@ -81,3 +81,12 @@ def test_chart_bundle_uses_the_offline_renderer_only_when_it_is_active(
         assert seen[0]["title"] == "T" and seen[0]["data"]["values"] == [{"x": 1}, {"x": 2}]
     finally:
         alt.renderers.enable("default")
+
+
+def test_placeholder_of_a_multi_line_title_and_one_that_would_close_the_comment() -> None:
+    lines = _chart(["Pass rate", "by run"])
+    in_title = _chart(alt.Title(["Runs", "a --> <b>x</b>"]))
+    assert SectionOutput([lines, in_title]).html() == (
+        '<div class="ek"><!-- chart: Pass rate by run -->\n'
+        "<!-- chart: Runs a - -&gt; &lt;b&gt;x&lt;/b&gt; --></div>"
+    )
