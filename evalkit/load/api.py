@@ -15,19 +15,19 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load.shared import cache as _cache
 from evalkit.load._columns import conform
 from evalkit.load.discover import JobRef, discover
 from evalkit.load.errors import LoadError
+from evalkit.load.gocode import read_rollouts
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.jobs.extract import extract_job
 from evalkit.load.jobs.table import jobs_frame, missing_results
-from evalkit.load.gocode import read_rollouts
 from evalkit.load.runs import Runs
-from evalkit.load.steps.table import build_trajectories
+from evalkit.load.shared import cache as _cache
 from evalkit.load.shared.timeparse import (
     resolve_policy,
 )
+from evalkit.load.steps.table import build_trajectories
 from evalkit.load.trials.assemble import assemble, derive_key, load_key
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from evalkit.load.trials.derive import add_run_and_attempt, default_run_label

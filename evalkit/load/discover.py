@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from evalkit.load.shared import cache as _cache
 from evalkit.load.errors import LoadError, path_text
-from evalkit.load.shared.io import read_head
 from evalkit.load.gocode import is_rollout_folder
+from evalkit.load.shared import cache as _cache
+from evalkit.load.shared.io import read_head
 
 TRIAL_NAME_RE = re.compile(r"^.+__[A-Za-z0-9]{7}$")
 JOB_FILES = ("config.json", "result.json")

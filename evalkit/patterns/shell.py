@@ -22,7 +22,19 @@ import re
 import shlex
 
 #: Literals one of which every command that can write contains (a prefilter before lexing).
-WRITE_HINTS = (">", "tee", "touch", "sed", "perl", "patch", "cp ", "mv ", "install ", "ln ", "apply")
+WRITE_HINTS = (
+    ">",
+    "tee",
+    "touch",
+    "sed",
+    "perl",
+    "patch",
+    "cp ",
+    "mv ",
+    "install ",
+    "ln ",
+    "apply",
+)
 #: Operators that end a simple command.
 _SEPARATORS = frozenset((";", ";;", "&&", "||", "|", "|&", "&", "(", ")", "\n"))
 #: Redirections whose next word is a file written.
@@ -37,8 +49,32 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _PERL_INPLACE = re.compile(r"^-\w*i")
 #: patch options whose value is the next word (``-o`` / ``--output`` is the file written).
 _PATCH_VALUE_OPTS = frozenset(
-    "-i -o -p -d -r -B -D -F -V -z -Y -g --input --output --directory --reject-file "
-    "--prefix --ifdef --fuzz --version-control --suffix --basename-prefix --strip --get".split()
+    [
+        "-i",
+        "-o",
+        "-p",
+        "-d",
+        "-r",
+        "-B",
+        "-D",
+        "-F",
+        "-V",
+        "-z",
+        "-Y",
+        "-g",
+        "--input",
+        "--output",
+        "--directory",
+        "--reject-file",
+        "--prefix",
+        "--ifdef",
+        "--fuzz",
+        "--version-control",
+        "--suffix",
+        "--basename-prefix",
+        "--strip",
+        "--get",
+    ]
 )
 #: A diff given to patch / git apply as a heredoc: program, options, delimiter, body.
 _DIFF_HEREDOC = re.compile(r"\b(patch|git[ \t]+apply)\b([^\n]*?)<<-?[ \t]*(['\"]?)([\w.-]+)\3[^\n]*\n(.*?)(?:\n[ \t]*\4[ \t]*(?=\n|$)|$)", re.S)  # fmt: skip

@@ -64,11 +64,15 @@ def test_never_raises(text: str) -> None:
         ("patch -o out/app.py src/app.py < fix.diff", ("out/app.py",)),
         ("patch --output=out/app.py src/app.py fix.diff", ("out/app.py",)),
         ("patch -p1 < fix.diff", ()),
-        ("patch -p1 <<'EOF'\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\nEOF",
-         ("src/app.py",)),
+        (
+            "patch -p1 <<'EOF'\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-a\n+b\nEOF",
+            ("src/app.py",),
+        ),
         ("cd /r && patch <<EOF\n--- app.py.orig\n+++ app.py\n@@ -1 +1 @@\nEOF", ("app.py",)),
-        ("git apply <<'EOF'\n--- a/x.py\n+++ b/x.py\n--- /dev/null\n+++ b/new.py\nEOF",
-         ("x.py", "new.py")),
+        (
+            "git apply <<'EOF'\n--- a/x.py\n+++ b/x.py\n--- /dev/null\n+++ b/new.py\nEOF",
+            ("x.py", "new.py"),
+        ),
     ],
 )
 def test_write_targets(cmd: str, expected: tuple[str, ...]) -> None:

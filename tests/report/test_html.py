@@ -3,7 +3,7 @@ noun in the right number, and where long identifiers may wrap."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -39,7 +39,7 @@ def test_esc_quotes_and_none() -> None:
         (0.12345, "float", "0.123"),
         (0.000123456, "", "0.000123"),
         ([1, "a"], "", "1, a"),
-        (datetime(2026, 12, 8, 1, 2, tzinfo=timezone.utc), "", "2026-12-08 01:02 UTC"),
+        (datetime(2026, 12, 8, 1, 2, tzinfo=UTC), "", "2026-12-08 01:02 UTC"),
         (datetime(2026, 12, 8, 1, 2), "", "2026-12-08 01:02"),
     ],
 )

@@ -27,8 +27,8 @@ from typing import Any
 import orjson
 
 from evalkit.load.errors import LoadError
-from evalkit.load.shared.io import as_int, finite_float
 from evalkit.load.gocode.events import TERMINAL, RolloutFile
+from evalkit.load.shared.io import as_int, finite_float
 from evalkit.load.steps.columns import call_row, step_row
 from evalkit.load.steps.commands import shell_command
 

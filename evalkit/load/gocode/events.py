@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from evalkit.load.shared import io
 from evalkit.load.errors import LoadError
+from evalkit.load.shared import io
 
 #: Terminal events of a run (go-code's runner writes exactly one, last).
 TERMINAL = ("run.completed", "run.failed", "run.cancelled")

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from evalkit.load._columns import conform, empty
-from evalkit.load.shared.cache import path_key
 from evalkit.load.errors import LoadError, path_text
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
-from evalkit.load.shared.io import read_head
-from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.gocode.convert import Converted, convert
 from evalkit.load.gocode.events import looks_like_rollout_file, read_rollout_file
 from evalkit.load.gocode.results import join_results, outcome_exprs, read_results_jsonl
+from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
+from evalkit.load.shared.cache import path_key
+from evalkit.load.shared.io import read_head
 from evalkit.load.steps.atif import as_columns
 from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.derive import calls_frame, parse_timestamps, steps_frame

@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 import polars as pl
 
-from evalkit.load.shared import io
 from evalkit.load.errors import LoadError
+from evalkit.load.shared import io
 from evalkit.load.steps.derive import parse_timestamps
 
 #: Typed columns of read_results_jsonl (other keys are kept as String / JSON text).

@@ -16,9 +16,9 @@ from typing import Any
 import orjson
 
 from evalkit.load.shared.io import as_int, finite_float, nested_deeper
+from evalkit.load.steps.atif_schema import Metrics, Step, Trajectory, lenient
 from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.commands import shell_command, structured_signals
-from evalkit.load.steps.atif_schema import Metrics, Step, Trajectory, lenient
 
 _VERSION = re.compile(r"ATIF-v(\d+)\.(\d+)")
 _DUMPS = orjson.dumps

@@ -28,11 +28,11 @@ from typing import NamedTuple
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
-from evalkit.load.shared import io
 from evalkit.load.errors import LoadError
+from evalkit.load.shared import io
 from evalkit.load.steps.atif import Acc, DocResult, add_document, sniff
-from evalkit.load.steps.goose import find_goose_log, goose_turns
 from evalkit.load.steps.atif_schema import Trajectory, decode, is_atif
+from evalkit.load.steps.goose import find_goose_log, goose_turns
 
 _CONT = re.compile(r"trajectory\.cont-(\d+)\.json$")
 _MAX_FILES = 500  # continuation / subagent files per trial (cycle and bomb guard)

@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import polars as pl
 
-from evalkit.load.shared import cache as _cache
 from evalkit.load._columns import Column, schema
 from evalkit.load.errors import COLUMNS as ERROR_COLUMNS
 from evalkit.load.errors import LoadError
+from evalkit.load.shared import cache as _cache
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 
 _FINAL = "summed over the trial's trajectory files (null when none records it)"

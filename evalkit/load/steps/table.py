@@ -22,10 +22,10 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.load.shared.cache import stat_sig
 from evalkit.load.errors import LoadError, path_text
-from evalkit.load.shared.io import held_cap
 from evalkit.load.runs import TrajectoryFrames
+from evalkit.load.shared.cache import stat_sig
+from evalkit.load.shared.io import held_cap
 from evalkit.load.steps import job_cache
 from evalkit.load.steps.atif import Acc, as_columns
 from evalkit.load.steps.derive import (

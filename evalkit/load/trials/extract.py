@@ -25,8 +25,8 @@ import polars as pl
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
-from evalkit.load.shared.cache import file_sig, stat_sig
 from evalkit.load.errors import LoadError
+from evalkit.load.shared.cache import file_sig, stat_sig
 from evalkit.load.shared.io import (
     as_dict,
     as_int,

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import orjson
 import polars as pl
 
-from evalkit.load.shared import cache as _cache
 from evalkit.load.errors import LoadError
+from evalkit.load.shared import cache as _cache
 from evalkit.load.shared.io import held_cap
 from evalkit.load.trials.extract import RAW_SCHEMA, extract_trial
 

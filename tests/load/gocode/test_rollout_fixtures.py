@@ -6,8 +6,8 @@ import polars as pl
 import pytest
 
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
-from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.gocode import read_rollouts
+from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from tests.load.gocode.rollout_helpers import GOLDEN_ID, fixture_folder, trials_with_details

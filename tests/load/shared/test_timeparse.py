@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import polars as pl
@@ -41,9 +41,9 @@ def _expected(naive: datetime, zone: str) -> datetime | None:
     off = tp.parse_offset(zone)
     tz = timezone(timedelta(seconds=off)) if off is not None else ZoneInfo(zone)
     local = naive.replace(tzinfo=tz, fold=0)  # fold=0: the earlier of two ambiguous times
-    if off is None and local.astimezone(timezone.utc).astimezone(tz).replace(tzinfo=None) != naive:
+    if off is None and local.astimezone(UTC).astimezone(tz).replace(tzinfo=None) != naive:
         return None  # skipped by a DST jump: no such local time
-    return local.astimezone(timezone.utc)
+    return local.astimezone(UTC)
 
 
 @settings(max_examples=200, deadline=None)
@@ -61,7 +61,7 @@ def test_naive_and_aware_strings_reach_utc_as_python_computes_it(
     expected: datetime | None
     if aware:
         text += "Z"
-        expected = naive.replace(tzinfo=timezone.utc)
+        expected = naive.replace(tzinfo=UTC)
     else:
         expected = _expected(naive, zone)
     df = pl.DataFrame({"t": [text], "zone": [zone]})

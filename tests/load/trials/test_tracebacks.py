@@ -179,7 +179,7 @@ def test_a_group_raised_while_handling_another_exception() -> None:
         try:
             raise KeyError("first")
         except KeyError:
-            raise ExceptionGroup("during cleanup", [OSError("disk")])
+            raise ExceptionGroup("during cleanup", [OSError("disk")])  # noqa: B904 (the implicit chain is the case)
     except ExceptionGroup:
         text = traceback.format_exc()
     assert last_exception(text) == ("ExceptionGroup", "during cleanup (1 sub-exception)")
