@@ -141,9 +141,11 @@ def outcome_expr(
     error_kind: pl.Expr,
     rule: str = "goose",
 ) -> pl.Expr:
-    """The outcome column (see the module docstring for the rule)."""
+    """The outcome column (see the module docstring for the rule). A NaN reward is no
+    reward (the loader never makes one; a frame built by hand may)."""
     if rule not in ("goose", "strict"):
         raise ValueError(f"outcome_rule={rule!r}: use 'goose' or 'strict'")
+    reward = reward.fill_nan(None)
     has_exc = exception_type.is_not_null() & (exception_type != "")
     is_timeout = exception_type.str.to_lowercase().str.contains("timeout")
     exc_outcome = pl.when(is_timeout).then(pl.lit("timeout")).otherwise(pl.lit("error"))

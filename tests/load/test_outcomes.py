@@ -244,6 +244,12 @@ def test_strict_rule_puts_reward_invalidating_exceptions_first() -> None:
     assert _outcomes(rows, "goose") == ["pass", "pass", "pass", "pass", "partial", "incomplete"]
 
 
+def test_a_nan_reward_is_no_reward() -> None:
+    # NaN sorts above every float in Polars, so "NaN >= 1" would read as a pass
+    rows = [(float("nan"), None, True), (float("nan"), "AgentTimeoutError", True)]
+    assert _outcomes(rows) == ["no-reward", "timeout"]
+
+
 def test_unknown_rule_is_refused() -> None:
     with pytest.raises(ValueError, match="outcome_rule='harbor'"):
         outcome_expr(pl.col("r"), pl.col("e"), pl.col("p"), pl.col("k"), "harbor")
