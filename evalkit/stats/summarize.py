@@ -125,6 +125,30 @@ def summarize(
     return pl.DataFrame(rows, schema=schema)
 
 
+def _reward_interval(
+    rsum: np.ndarray,
+    rsq: np.ndarray,
+    k: np.ndarray,
+    confidence: float,
+    seed: int | None,
+    estimand: str,
+    reward_method: str,
+    n_resamples: int,
+) -> tuple[float, float, str]:
+    """(low, high, method label) of the mean reward's task-clustered interval."""
+    mr = clustered_mean_ci(
+        rsum,
+        rsq,
+        k,
+        confidence=confidence,
+        method="cluster-t" if reward_method == "auto" else reward_method,
+        estimand=estimand,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return float(mr.low), float(mr.high), mr.label
+
+
 def _summarize_group(
     g: pl.DataFrame,
     confidence: float,
@@ -152,21 +176,12 @@ def _summarize_group(
         seed=seed,
     )
     label = pr.fallback_label if bool(pr.fallback) else pr.label
-    if binary and reward_method == "auto":
+    if binary and reward_method == "auto":  # a binary reward's mean is the pass rate
         r_lo, r_hi, r_label = float(pr.low), float(pr.high), label
     else:
-        rm = "cluster-t" if reward_method == "auto" else reward_method
-        mr = clustered_mean_ci(
-            rsum,
-            rsq,
-            k,
-            confidence=confidence,
-            method=rm,
-            estimand=estimand,
-            n_resamples=n_resamples,
-            seed=seed,
+        r_lo, r_hi, r_label = _reward_interval(
+            rsum, rsq, k, confidence, seed, estimand, reward_method, n_resamples
         )
-        r_lo, r_hi, r_label = float(mr.low), float(mr.high), mr.label
     nv = int(n_valid.sum())
     return {
         "n_tasks": int(k.size),
