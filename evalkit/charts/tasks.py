@@ -302,6 +302,14 @@ def _ab_points(both: pl.DataFrame, task: str, sc: alt.Scale) -> alt.Chart:
     )
 
 
+def _outcome_domain(trans: pl.DataFrame, a_col: str, b_col: str) -> list[str]:
+    """The outcomes on either side: known ones in OUTCOME_ORDER, then the others by name."""
+    present = set(trans[a_col].to_list()) | set(trans[b_col].to_list())
+    return [o for o in OUTCOME_ORDER if o in present] + sorted(
+        str(o) for o in present - set(OUTCOME_ORDER) if o is not None
+    )
+
+
 def transitions_chart(
     trans: pl.DataFrame | pl.LazyFrame,
     a_col: str = "outcome_a",
@@ -317,10 +325,7 @@ def transitions_chart(
     trans = frame(trans, a_col, b_col, count_col).filter(pl.col(count_col) > 0)
     if trans.height == 0:
         return empty_chart("Nothing to compare.", title)
-    present = set(trans[a_col].to_list()) | set(trans[b_col].to_list())
-    dom = [o for o in OUTCOME_ORDER if o in present] + sorted(
-        str(o) for o in present - set(OUTCOME_ORDER) if o is not None
-    )
+    dom = _outcome_domain(trans, a_col, b_col)
     top = max(1, trans[count_col].max())
     t = trans.with_columns((pl.col(count_col) > top * 0.55).alias("_dark"))
     base = alt.Chart(data(t)).encode(
