@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from evalkit.patterns import config as rules
+from evalkit.patterns.config import SHELL
 from evalkit.patterns.shell import WRITE_HINTS, write_targets
 
 _HEREDOC = (
@@ -223,7 +223,7 @@ def _error_flag(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.Expr:
 def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     """``err``, the call and output hashes (``sig``, ``obs_hash`` and per trajectory), and the
     raw path candidates (``_path``, ``_ecmd``, ``_patch``, ``_shw``, ``_shr``)."""
-    sh = rules.SHELL
+    sh = SHELL
     is_shell = pl.col("cmd").is_not_null()
     fn = pl.col("fn")
     write_tools = list(common["write_tools"])
@@ -261,7 +261,7 @@ def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) 
 def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     """``w_paths`` / ``r_paths`` and the ``is_write``, ``is_modify``, ``is_verify``,
     ``is_finish`` and ``is_shell`` flags from the raw path candidates."""
-    sh = rules.SHELL
+    sh = SHELL
     is_shell = pl.col("cmd").is_not_null()
     fn = pl.col("fn")
     write_tools = list(common["write_tools"])
