@@ -63,28 +63,8 @@ def pass_rate_ci(
         for c in ("n_tasks", "n_trials", "attempts_max", "mean_reward", "ci_method")
         if c in summ.columns
     ]
-    methods = (
-        summ["ci_method"].drop_nulls().unique(maintain_order=True).to_list()
-        if "ci_method" in summ.columns
-        else []
-    )
-    method = ", ".join(methods) if methods else "CI"
-    tips = [
-        alt.Tooltip(f"{by}:N", title="run"),
-        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
-        alt.Tooltip("ci_low:Q", format=PCT1, title="CI low"),
-        alt.Tooltip("ci_high:Q", format=PCT1, title="CI high"),
-        *([alt.Tooltip("ci_method:N", title="CI method")] if "ci_method" in summ.columns else []),
-    ] + [
-        alt.Tooltip(f"{c}:Q", title=t, format=f)
-        for c, t, f in (
-            ("n_tasks", "tasks", "d"),
-            ("n_trials", "trials", "d"),
-            ("attempts_max", "attempts per task (max)", "d"),
-            ("mean_reward", "mean reward", ".3f"),
-        )
-        if c in summ.columns
-    ]
+    method = _ci_methods(summ)
+    tips = _summary_tooltips(summ, by)
     summ, labels, scale = with_run_labels(summ.filter(pl.col(by).is_in(runs)), by, runs, order)
     base = alt.Chart(data(summ, [*cols, "_label", "_colour"]))
     head = alt.Title(
@@ -107,6 +87,36 @@ def pass_rate_ci(
     return (rule + point + label).properties(
         width=WIDTH, height=height_for(len(runs), 34), title=head
     )
+
+
+def _ci_methods(summ: pl.DataFrame) -> str:
+    """The interval methods the summary used, for the subtitle ("CI" when not recorded)."""
+    methods = (
+        summ["ci_method"].drop_nulls().unique(maintain_order=True).to_list()
+        if "ci_method" in summ.columns
+        else []
+    )
+    return ", ".join(methods) if methods else "CI"
+
+
+def _summary_tooltips(summ: pl.DataFrame, by: str) -> list[alt.Tooltip]:
+    """Run, pass rate and interval, and the counts the summary has."""
+    return [
+        alt.Tooltip(f"{by}:N", title="run"),
+        alt.Tooltip("pass_rate:Q", format=PCT1, title="pass rate"),
+        alt.Tooltip("ci_low:Q", format=PCT1, title="CI low"),
+        alt.Tooltip("ci_high:Q", format=PCT1, title="CI high"),
+        *([alt.Tooltip("ci_method:N", title="CI method")] if "ci_method" in summ.columns else []),
+    ] + [
+        alt.Tooltip(f"{c}:Q", title=t, format=f)
+        for c, t, f in (
+            ("n_tasks", "tasks", "d"),
+            ("n_trials", "trials", "d"),
+            ("attempts_max", "attempts per task (max)", "d"),
+            ("mean_reward", "mean reward", ".3f"),
+        )
+        if c in summ.columns
+    ]
 
 
 def _counts(df: pl.DataFrame, by: str, col: str, exclude: Sequence[str] = ()) -> pl.DataFrame:
