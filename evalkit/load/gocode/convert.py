@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from evalkit.load.errors import LoadError
-from evalkit.load.gocode.events import TERMINAL, RolloutFile
+from evalkit.load.gocode.events import TERMINAL, RolloutFile, is_date_folder
 from evalkit.load.shared.io import as_int, finite_float
 from evalkit.load.steps.columns import call_row, step_row
 from evalkit.load.steps.commands import shell_command
@@ -230,7 +230,7 @@ def _usage_and_cost(ix: _Events, td: dict) -> dict[str, Any]:
 def _rollout_date(path: str) -> str | None:
     """The date folder (YYYY-MM-DD) a rollout file sits in, if any."""
     parent = os.path.basename(os.path.dirname(path))
-    return parent if len(parent) == 10 and parent[4] == "-" and parent[7] == "-" else None
+    return parent if is_date_folder(parent) else None
 
 
 def _events_by_step(evs: list[dict]) -> dict[int, list[dict]]:

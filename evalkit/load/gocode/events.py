@@ -8,12 +8,16 @@ not an object, no string ``type``) are counted and reported, never raised.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
+from datetime import date
 
 import orjson
 
 from evalkit.load.errors import LoadError
 from evalkit.load.shared import io
+
+_DATE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 #: Terminal events of a run (go-code's runner writes exactly one, last).
 TERMINAL = ("run.completed", "run.failed", "run.cancelled")
@@ -28,6 +32,17 @@ class RolloutFile:
     errors: list[LoadError] = field(default_factory=list)
     n_lines: int = 0
     n_malformed: int = 0
+
+
+def is_date_folder(name: str) -> bool:
+    """True for a recorder date folder name: a calendar date written YYYY-MM-DD."""
+    if not _DATE_NAME.match(name):
+        return False
+    try:
+        date.fromisoformat(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _sniff_line(line: bytes) -> bool:

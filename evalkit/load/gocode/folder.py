@@ -10,7 +10,6 @@ a Harbor ``config.json`` / ``result.json`` is never a rollout folder.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -19,7 +18,7 @@ from evalkit.load._columns import conform, empty
 from evalkit.load.errors import LoadError, path_text
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.gocode.convert import Converted, convert
-from evalkit.load.gocode.events import looks_like_rollout_file, read_rollout_file
+from evalkit.load.gocode.events import is_date_folder, looks_like_rollout_file, read_rollout_file
 from evalkit.load.gocode.results import join_results, outcome_exprs, read_results_jsonl
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
 from evalkit.load.shared.cache import path_key
@@ -29,8 +28,6 @@ from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.derive import calls_frame, parse_timestamps, steps_frame
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 
-DATE_DIR = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_SNIFF_FILES = 3  # files sniffed per folder before deciding
 #: dtypes of the rollout-only trial columns (kept after the declared trial columns).
 EXTRA_TRIAL_SCHEMA: dict[str, pl.DataType] = {
     "run_status": pl.String, "failure_reason": pl.String, "_started": pl.String, "_finished": pl.String,
@@ -85,7 +82,7 @@ def _date_dirs(d: str, errors: list[LoadError] | None = None) -> list[str]:
             )
         return []
     for n, p in subs:
-        if errors is not None and not DATE_DIR.match(n) and _holds_rollouts(p):
+        if errors is not None and not is_date_folder(n) and _holds_rollouts(p):
             errors.append(
                 LoadError(
                     path_text(p),
@@ -94,11 +91,11 @@ def _date_dirs(d: str, errors: list[LoadError] | None = None) -> list[str]:
                     "a folder of rollout files whose name is not a date (YYYY-MM-DD); not loaded",
                 )
             )
-    return [p for n, p in subs if DATE_DIR.match(n)]
+    return [p for n, p in subs if is_date_folder(n)]
 
 
 def _holds_rollouts(d: str) -> bool:
-    return any(looks_like_rollout_file(f) for f in _jsonl(d)[:_SNIFF_FILES])
+    return any(looks_like_rollout_file(f) for f in _jsonl(d))
 
 
 def is_rollout_folder(path: str | os.PathLike[str]) -> bool:
@@ -112,10 +109,7 @@ def is_rollout_folder(path: str | os.PathLike[str]) -> bool:
         os.path.join(p, "result.json")
     ):
         return False
-    for d in [*_date_dirs(p), p]:
-        if any(looks_like_rollout_file(f) for f in _jsonl(d)[:_SNIFF_FILES]):
-            return True
-    return False
+    return any(_holds_rollouts(d) for d in [*_date_dirs(p), p])
 
 
 def rollout_files(path: str, errors: list[LoadError] | None = None) -> list[str]:
