@@ -96,23 +96,24 @@ def _secret_name(k: object) -> bool:
 
 def config_secret_values(obj: Any) -> set[str]:
     """Every scalar value of a JSON-like object held under a secret-looking key or env
-    variable name (``agents[].env.MY_SERVICE_API_KEY``, ``verifier.env.DB_PASSWORD``, ...).
-    Iterative: any nesting depth."""
+    variable name (``agents[].env.MY_SERVICE_API_KEY``, ``verifier.env.DB_PASSWORD``, ...),
+    a list's items included (``api_keys: [...]``). Iterative: any nesting depth."""
     found: set[str] = set()
-    stack = [obj]
+    stack: list[tuple[Any, bool]] = [(obj, False)]
     while stack:
-        cur = stack.pop()
-        items = (
-            cur.items()
-            if isinstance(cur, dict)
-            else enumerate(cur)
-            if isinstance(cur, list)
-            else ()
-        )
-        for k, v in items:
-            if isinstance(v, (dict, list)):
-                stack.append(v)
-            elif _secret_name(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+        cur, secret_list = stack.pop()
+        if isinstance(cur, dict):
+            items = [(v, _secret_name(k)) for k, v in cur.items()]
+        elif isinstance(cur, list):
+            items = [(v, secret_list) for v in cur]
+        else:
+            continue
+        for v, secret in items:
+            if isinstance(v, list):
+                stack.append((v, secret))
+            elif isinstance(v, dict):
+                stack.append((v, False))
+            elif secret and isinstance(v, (str, int, float)) and not isinstance(v, bool):
                 s = str(v)
                 if len(s) >= _MIN_SECRET_LEN and s != REDACTED:
                     found.add(s)
@@ -177,26 +178,28 @@ def redact_frame(
 def redact_obj(obj: Any, *, extra_values: tuple[str, ...] = (), _in_env: bool = False) -> Any:
     """Deep copy of a JSON-like object with secret values replaced.
 
-    Values under secret-looking keys and every value of an env mapping are replaced (env
-    variable names are kept: they say what was passed, never what it was); other strings
-    go through :func:`redact_text` (with ``extra_values``).
+    Values under secret-looking keys (a list's items included) and every value of an env
+    mapping are replaced (env variable names are kept: they say what was passed, never what
+    it was); other strings go through :func:`redact_text` (with ``extra_values``).
     """
-    ev = extra_values
+    if _in_env and not isinstance(obj, (dict, list)):
+        return REDACTED if obj not in (None, "") else obj
     if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            ks = str(k)
-            if _in_env and not isinstance(v, (dict, list)):
-                out[k] = REDACTED if v not in (None, "") else v
-            elif ks.lower() in ENV_KEYS and isinstance(v, dict):
-                out[k] = redact_obj(v, extra_values=ev, _in_env=True)
-            elif is_secret_key(ks) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
-                out[k] = REDACTED
-            else:
-                out[k] = redact_obj(v, extra_values=ev)
-        return out
+        return {k: _redact_item(str(k), v, extra_values, _in_env) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [redact_obj(v, extra_values=ev, _in_env=_in_env) for v in obj]
+        return [redact_obj(v, extra_values=extra_values, _in_env=_in_env) for v in obj]
     if isinstance(obj, str):
-        return redact_text(obj, ev)
+        return redact_text(obj, extra_values)
     return obj
+
+
+def _redact_item(key: str, v: Any, ev: tuple[str, ...], in_env: bool) -> Any:
+    """One value of a mapping, by what its key says about it."""
+    if in_env or (key.lower() in ENV_KEYS and isinstance(v, dict)):
+        return redact_obj(v, extra_values=ev, _in_env=True)  # every value of an env mapping
+    if is_secret_key(key):
+        if isinstance(v, list):
+            return redact_obj(v, extra_values=ev, _in_env=True)
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            return REDACTED
+    return redact_obj(v, extra_values=ev)
