@@ -17,6 +17,8 @@
                 shell redirections / tee / touch / sed -i / cp / mv targets)
   ``is_write``  ``w_paths`` is not empty
   ``is_modify`` the write edits an existing file (edit tools, sed -i, ``>>``, patch)
+  ``m_paths``   the paths it edits: ``w_paths`` of a modifying write, less the files a
+                patch adds (``*** Add File``, a diff from /dev/null)
   ``r_paths``   paths the call read (read tools' path argument, cat/head/grep/... operands)
   ``is_verify`` the call runs tests / checks (VERIFY regex, or a test/verify/check tool)
   ``is_finish`` the call ends the episode (finish / submit / mark_task_complete ...)

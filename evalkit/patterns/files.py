@@ -133,7 +133,7 @@ _ASSUME_SENTENCE = r"(?i)([^.\n]{0,60}\b(?:assum|presumably)[^.\n]{0,80})"
 _SHELL_EDIT = r"\bsed\s+-i|\bperl\s+-p?i|\bpatch\b|\bgit apply\b|\bed\s"
 
 
-@detector("edit_without_read", version=1, _builtin=True)
+@detector("edit_without_read", version=2, _builtin=True)
 def edit_without_read(ctx: Context) -> pl.DataFrame:
     """The agent edits an existing file it never read (or wrote) earlier in the trajectory.
 
@@ -141,15 +141,15 @@ def edit_without_read(ctx: Context) -> pl.DataFrame:
     sed -i / perl -i / patch (appending with ``>>`` is not an edit). One finding per file.
     """
     c = ctx.calls.select(
-        "trial_id", "traj", "seq", "step_index", "w_paths", "is_modify", "is_shell", *_LAB
+        "trial_id", "traj", "seq", "step_index", "m_paths", "is_modify", "is_shell", *_LAB
     ).filter(
         pl.col("is_modify")
         & (~pl.col("is_shell") | pl.col("cmd").str.contains(_SHELL_EDIT).fill_null(False))
     )  # fmt: skip
     mods = (
-        c.select("trial_id", "traj", "seq", "step_index", "w_paths", label(ctx).alias("label"))
-        .explode("w_paths")
-        .with_columns(basename(pl.col("w_paths")).alias("base"))
+        c.select("trial_id", "traj", "seq", "step_index", "m_paths", label(ctx).alias("label"))
+        .explode("m_paths")
+        .with_columns(basename(pl.col("m_paths")).alias("base"))
         .filter(pl.col("base").is_not_null())
     )
     if mods.height == 0:
@@ -170,7 +170,7 @@ def edit_without_read(ctx: Context) -> pl.DataFrame:
     blind = blind.unique(["trial_id", "traj", "base"], keep="first", maintain_order=True)
     return blind.select(
         *finding_columns(
-            "low", 0.7, pl.format("edited {} without reading it first: {}", "w_paths", "label")
+            "low", 0.7, pl.format("edited {} without reading it first: {}", "m_paths", "label")
         )
     )
 

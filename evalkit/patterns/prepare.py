@@ -2,8 +2,8 @@
 
 :func:`enrich_calls` sorts the calls by trajectory (``gkey``: a 64-bit key of trial_id +
 trajectory) and position, and adds ``seq``, ``fn``, ``cmd``, ``sig`` / ``sig_g``, ``obs_hash``
-/ ``obs_g``, ``err``, ``w_paths``, ``r_paths``, ``is_write``, ``is_modify``, ``is_verify``,
-``is_finish`` and ``is_shell`` (meanings in :mod:`evalkit.patterns.context`). Everything is a
+/ ``obs_g``, ``err``, ``w_paths``, ``r_paths``, ``m_paths``, ``is_write``, ``is_modify``,
+``is_verify``, ``is_finish`` and ``is_shell`` (meanings in :mod:`evalkit.patterns.context`). Everything is a
 Polars expression; regexes run only on the rows they can match (literal prefilters), long texts
 are hashed in place, and function names are normalised once per distinct name.
 """
@@ -184,7 +184,7 @@ def enrich_calls(tc: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     df = _sorted_calls(tc)
     df = _with_signatures_and_raw_paths(df, common)
     df = _with_file_flags(df, common)
-    return df.drop("_path", "_ecmd", "_patch", "_shw", "_shr")
+    return df.drop("_path", "_ecmd", "_patch", "_patch_new", "_shw", "_shr")
 
 
 def _sorted_calls(tc: pl.DataFrame) -> pl.DataFrame:
@@ -251,6 +251,10 @@ def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) 
         _group1_all(
             patch_text, r"(?:\*\*\* (?:Update|Add|Delete) File: |\+\+\+ b/)([^\s\\]+)"
         ).alias("_patch"),
+        # files a patch creates: an Add File header, or a diff from /dev/null
+        _group1_all(
+            patch_text, r"(?:\*\*\* Add File: |--- /dev/null(?:\\n|\n)\+\+\+ b/)([^\s\\]+)"
+        ).alias("_patch_new"),
         _group1_all(cmd_r, sh["shell_read"]).alias("_shr"),
     ).with_columns(
         pl.col("sig").xor(pl.col("gkey")).alias("sig_g"),
@@ -259,8 +263,9 @@ def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) 
 
 
 def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
-    """``w_paths`` / ``r_paths`` and the ``is_write``, ``is_modify``, ``is_verify``,
-    ``is_finish`` and ``is_shell`` flags from the raw path candidates."""
+    """``w_paths`` / ``r_paths`` / ``m_paths`` (written, read, modified) and the
+    ``is_write``, ``is_modify``, ``is_verify``, ``is_finish`` and ``is_shell`` flags from the
+    raw path candidates."""
     sh = SHELL
     is_shell = pl.col("cmd").is_not_null()
     fn = pl.col("fn")
@@ -269,10 +274,14 @@ def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFram
     tool_write = fn.is_in(write_tools) & (ecmd.is_null() | ecmd.is_in(list(sh["editor_write"])))
     tool_read = fn.is_in(list(common["read_tools"])) | (fn.is_in(write_tools) & (ecmd == "view"))
     has_patch = pl.col("_patch").list.len() > 0
+    patch_modified = pl.col("_patch").list.set_difference(pl.col("_patch_new"))
     tool_modify = (
-        (fn.is_in(list(common["modify_tools"])) & ecmd.is_null())
-        | ecmd.is_in(list(sh["editor_modify"]))
-        | (has_patch & pl.col("arguments").str.contains(r"Update File|\+\+\+ b/"))
+        pl.when(has_patch)
+        .then(patch_modified.list.len() > 0)
+        .otherwise(
+            (fn.is_in(list(common["modify_tools"])) & ecmd.is_null())
+            | ecmd.is_in(list(sh["editor_modify"]))
+        )
     )
     empty_list = pl.lit([], pl.List(pl.String))
     one_path = pl.concat_list([pl.col("_path")])
@@ -290,17 +299,28 @@ def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFram
     verify = pl.col("cmd").str.contains(common["verify_regex"]).fill_null(False) | fn.str.contains(
         r"test|verify|check|lint"
     )
-    return df.with_columns(w_paths.alias("w_paths"), r_paths.alias("r_paths")).with_columns(
-        (pl.col("w_paths").list.len() > 0).alias("is_write"),
-        (
-            (pl.col("w_paths").list.len() > 0)
-            & pl.when(is_shell)
-            .then(pl.col("cmd").str.contains(sh["shell_modify"]))
-            .otherwise(tool_modify)
+    is_modify = (
+        (pl.col("w_paths").list.len() > 0)
+        & pl.when(is_shell)
+        .then(pl.col("cmd").str.contains(sh["shell_modify"]))
+        .otherwise(tool_modify)
+    ).fill_null(False)
+    # the paths an edit changes (a patch's created files are written, not modified)
+    m_paths = (
+        pl.when(~pl.col("is_modify"))
+        .then(empty_list)
+        .when(has_patch & ~is_shell)
+        .then(patch_modified)
+        .otherwise(pl.col("w_paths"))
+    )
+    return (
+        df.with_columns(w_paths.alias("w_paths"), r_paths.alias("r_paths"))
+        .with_columns(
+            (pl.col("w_paths").list.len() > 0).alias("is_write"),
+            is_modify.alias("is_modify"),
+            verify.alias("is_verify"),
+            fn.is_in(list(common["finish_tools"])).alias("is_finish"),
+            is_shell.alias("is_shell"),
         )
-        .fill_null(False)
-        .alias("is_modify"),
-        verify.alias("is_verify"),
-        fn.is_in(list(common["finish_tools"])).alias("is_finish"),
-        is_shell.alias("is_shell"),
+        .with_columns(m_paths.alias("m_paths"))
     )

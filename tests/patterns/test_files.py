@@ -102,6 +102,14 @@ def test_a_read_after_the_edit_or_in_a_subagent_does_not_count():
     assert len(run(f, "edit_without_read")) == 1  # reads are per trajectory
 
 
+def test_a_patch_that_adds_a_file_and_updates_another_flags_only_the_update():
+    text = ("*** Begin Patch\n*** Add File: src/new.py\n+x\n"
+            "*** Update File: src/old.py\n@@\n-a\n+b\n*** End Patch")  # fmt: skip
+    got = run(frames([("user", "x"), ("agent", "", [call("apply_patch", args={"input": text})])]),
+              "edit_without_read")  # fmt: skip
+    assert [r[5].split(" without")[0] for r in got] == ["edited src/old.py"]
+
+
 def test_creating_first_then_editing_is_not_blind():
     ev = [("user", "x"), ("agent", "", [write("/r/new.py")]), ("agent", "", [edit("/r/new.py")])]
     assert run(frames(ev), "edit_without_read") == []

@@ -171,6 +171,30 @@ def test_patch_tools_write_every_file_their_headers_name() -> None:
     assert (diff["w_paths"], diff["is_modify"]) == (["f.py"], True)
 
 
+def test_a_patch_that_only_adds_files_modifies_nothing() -> None:
+    added = "*** Begin Patch\n*** Add File: src/new.py\n+x\n*** End Patch"
+    r = one(call("apply_patch", args={"input": added}))
+    assert (r["w_paths"], r["m_paths"], r["is_write"], r["is_modify"]) == (
+        ["src/new.py"],
+        [],
+        True,
+        False,
+    )
+    # a unified diff from /dev/null creates its file; the other file in it is modified
+    diff = "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@\n+x\n--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@"
+    d = one(call("patch", args={"patch": diff}))
+    assert (sorted(d["w_paths"]), d["m_paths"], d["is_modify"]) == (
+        ["f.py", "new.py"],
+        ["f.py"],
+        True,
+    )
+    # other modifying writes modify every path they write
+    e = one(call("Edit", args={"file_path": "/a/c.py", "old_string": "a", "new_string": "b"}))
+    assert (e["m_paths"], e["is_modify"]) == (["/a/c.py"], True)
+    w = one(call("Write", args={"file_path": "/a/d.py", "content": "x"}))
+    assert (w["m_paths"], w["is_modify"]) == ([], False)
+
+
 def test_finish_tools_and_tool_named_checks() -> None:
     assert one(call("mcp__srv__Submit", args={}))["is_finish"] is True
     assert one(call("mark_task_complete", args={}))["is_finish"] is True

@@ -131,11 +131,13 @@ def test_registered_filters_by_mode_and_list_detectors_mirrors_it():
 def test_builtin_structural_detectors_are_the_documented_ones():
     # docs/patterns.md lists 15 structural rules; every one is registered and built in, at
     # version 1 except timeout_burn (2: `timeout N cmd` stopped counting as a wait) and
-    # no_progress (2: a trial without a reward or a verdict is no long tail)
+    # no_progress (2: a trial without a reward or a verdict is no long tail) and
+    # edit_without_read (2: a file a patch adds is not an edit)
     got = {d.name: d for d in registered("structural") if d.builtin}
     assert sorted(got) == sorted(DOC_STRUCTURAL)
     versions = {n: d.rule_version for n, d in got.items()}
-    assert versions.pop("timeout_burn") == versions.pop("no_progress") == "structural-2"
+    for name in ("timeout_burn", "no_progress", "edit_without_read"):
+        assert versions.pop(name) == "structural-2", name
     assert set(versions.values()) == {"structural-1"}
     # each built-in description is its docstring's first line (non-empty)
     assert all(d.description and "\n" not in d.description for d in got.values())
