@@ -229,9 +229,11 @@ def passed(reward: str = "reward") -> pl.Expr:
 
 def empty_chart(message: str, title: str = "") -> alt.Chart:
     """A small chart that says why there is nothing to draw (instead of a blank space)."""
+    chart = alt.Chart(alt.Data(values=[{"m": message}]))
+    if title:
+        chart = chart.properties(title=title)
     return (
-        alt.Chart(alt.Data(values=[{"m": message}]), title=title or None)
-        .mark_text(align="left", fontSize=13, color="#555555")
+        chart.mark_text(align="left", fontSize=13, color="#555555")
         .encode(text="m:N")
         .properties(width=WIDTH, height=30)
     )

@@ -26,6 +26,7 @@ from evalkit.charts._style import (
     OUTCOME_COLORS,
     RUN_COLORS,
     data,
+    empty_chart,
     error_kind_scale,
     frame,
     height_for,
@@ -290,3 +291,10 @@ def test_chart_alias_covers_layers_and_concatenations() -> None:
 
     for ch in (c, c + c, c | c, c & c):
         assert isinstance(ch, Chart)
+
+
+def test_an_empty_chart_without_a_title_is_a_valid_spec() -> None:
+    # title "" (the default) must not become title=None, which Vega-Lite refuses
+    spec = empty_chart("Nothing to draw.").to_dict()
+    assert "title" not in spec and spec["data"]["values"] == [{"m": "Nothing to draw."}]
+    assert empty_chart("x", "T").to_dict()["title"] == "T"
