@@ -16,6 +16,8 @@ import altair as alt
 import polars as pl
 from altair.utils.schemapi import debug_mode
 
+from evalkit.load.runs import run_order
+
 #: What chart functions return: one chart, or a layer / concatenation of charts.
 Chart = alt.Chart | alt.LayerChart | alt.VConcatChart | alt.HConcatChart | alt.FacetChart
 
@@ -207,19 +209,13 @@ def error_kind_scale(present: Iterable[str] | None = None) -> alt.Scale:
 
 
 def order_runs(df: pl.DataFrame, by: str, order: Sequence[str] | None) -> list[str]:
-    """Run labels in the given order, else by first start time when known, else by name."""
+    """Run labels in the given order (others after it), else oldest first (the one run
+    order, :func:`evalkit.load.runs.run_order`)."""
+    if not order:
+        return run_order(df, by)
     present = [r for r in df[by].unique(maintain_order=True).to_list() if r is not None]
-    if order:
-        known = [r for r in order if r in set(present)]
-        return known + [r for r in present if r not in set(known)]
-    if "started_at" in df.columns:
-        firsts = (
-            df.group_by(by)
-            .agg(pl.col("started_at").min().alias("_s"))
-            .sort("_s", by, nulls_last=True)
-        )
-        return [r for r in firsts[by].to_list() if r is not None]
-    return sorted(present)
+    known = [r for r in order if r in set(present)]
+    return known + [r for r in present if r not in set(known)]
 
 
 def passed(reward: str = "reward") -> pl.Expr:

@@ -53,6 +53,21 @@ def register_findings_provider(fn: FindingsProvider | None) -> None:
     _findings_provider = fn
 
 
+def run_order(trials: pl.DataFrame, by: str = "run") -> list[str]:
+    """Run labels, oldest first, by each run's latest trial start, then by name; a run with
+    no start time comes first (unknown is never the newest). The one order of runs."""
+    if trials.height == 0 or by not in trials.columns:
+        return []
+    if "started_at" not in trials.columns:
+        return sorted(r for r in trials[by].unique().to_list() if r is not None)
+    o = (
+        trials.group_by(by)
+        .agg(pl.col("started_at").max().alias("_s"))
+        .sort("_s", by, nulls_last=False)
+    )
+    return [r for r in o[by].to_list() if r is not None]
+
+
 @dataclass
 class TrajectoryFrames:
     """What the trajectory layer returns for a set of trials."""
@@ -254,14 +269,8 @@ class Runs:
     # -- conveniences -------------------------------------------------------------------
     @property
     def run_labels(self) -> list[str]:
-        """Run labels in order of first start time."""
-        t = self._trials
-        if t.height == 0:
-            return []
-        order = (
-            t.group_by("run").agg(pl.col("started_at").min().alias("s")).sort("s", nulls_last=True)
-        )
-        return order["run"].to_list()
+        """Run labels, oldest first (:func:`run_order`)."""
+        return run_order(self._trials)
 
     def __repr__(self) -> str:
         return (

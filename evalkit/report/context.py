@@ -19,7 +19,7 @@ import evalkit
 from evalkit.compare.select import closest, resolve_name
 from evalkit.load import Runs
 from evalkit.load.locate import find_runs
-from evalkit.load.runs import TRAJECTORY_TRIAL_COLUMNS
+from evalkit.load.runs import TRAJECTORY_TRIAL_COLUMNS, run_order
 
 RUN_BY = ("auto", "label", "job")
 #: Runs a report details (trajectories parsed, anti-patterns detected, turns, evidence):
@@ -150,18 +150,6 @@ def named_runs(runs: str | dict[str, Any] | None) -> dict[str, Any] | None:
             raise FileNotFoundError(f"runs[{label!r}]: no such path: {', '.join(missing)}")
         out[str(label)] = [str(Path(p).resolve()) for p in items]
     return out
-
-
-def run_order(trials: pl.DataFrame) -> list[str]:
-    """Run labels, oldest first, by each run's latest trial start (then by name)."""
-    if trials.height == 0:
-        return []
-    o = (
-        trials.group_by("run")
-        .agg(pl.col("started_at").max().alias("_s"))
-        .sort("_s", "run", nulls_last=False)
-    )
-    return [r for r in o["run"].to_list() if r is not None]
 
 
 def _tasks(trials: pl.DataFrame, run: str) -> set[str]:

@@ -10,6 +10,7 @@ import ipywidgets as W
 import polars as pl
 
 from evalkit.compare import compare, first_divergence
+from evalkit.load.runs import run_order
 from evalkit.widgets.index import TrialIndex
 from evalkit.widgets.render import CSS, trajectory_html, trial_header
 from evalkit.widgets.static import frame_html, static_page, with_static
@@ -62,7 +63,7 @@ class CompareExplorer(W.VBox):
     ) -> None:
         self.runs = runs
         self.index = index or TrialIndex(runs)
-        labels = list(getattr(runs, "run_labels", None) or self.index.values("run"))
+        labels = run_order(self.index.trials)
         b = b or (labels[-1] if labels else None)
         a = a or (labels[-2] if len(labels) > 1 else b)
         self.a = W.Dropdown(options=labels, value=a, description="A (baseline)")
@@ -202,6 +203,7 @@ class CompareExplorer(W.VBox):
         ta, tb = self.attempt_a.value, self.attempt_b.value
         ix = self.index
         div = None
+        self.divergence.value = ""  # nothing to compare unless both sides have an attempt
         if ta and tb:
             try:
                 div = first_divergence(

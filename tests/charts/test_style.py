@@ -255,14 +255,15 @@ def test_order_runs_puts_the_given_order_first_then_the_rest() -> None:
     assert order_runs(df, "run", ["a", "zz"]) == ["a", "c", "b"]
 
 
-def test_order_runs_by_first_start_with_unknown_starts_last() -> None:
+def test_order_runs_is_the_one_run_order() -> None:
     t = [datetime(2026, 1, d, tzinfo=UTC) for d in (1, 2, 3)]
     df = pl.DataFrame({
         "run": ["late", "early", "late", "nostart", "mid"],
         "started_at": [t[0], t[1], t[2], None, t[2]],
     })  # fmt: skip
-    # first starts: late Jan 1, early Jan 2, mid Jan 3, nostart unknown
-    assert order_runs(df, "run", None) == ["late", "early", "mid", "nostart"]
+    # latest starts: early Jan 2, late and mid Jan 3 (a tie: by name), nostart unknown
+    # (first: unknown is never the newest); load.runs.run_order is the rule
+    assert order_runs(df, "run", None) == ["nostart", "early", "late", "mid"]
 
 
 def test_order_runs_by_name_without_start_times() -> None:

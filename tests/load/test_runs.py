@@ -23,7 +23,7 @@ from evalkit.load._columns import conform
 from evalkit.load.errors import LoadError
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
 from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
-from evalkit.load.runs import Runs, TrajectoryFrames
+from evalkit.load.runs import Runs, TrajectoryFrames, run_order
 from evalkit.load.shared.redact import REDACTED
 from evalkit.load.steps.columns import STEP_COLUMNS, TOOL_CALL_COLUMNS
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
@@ -274,18 +274,18 @@ def test_redacted_with_extra_values_and_trajectories_parses_from_the_original(
 # -- conveniences ------------------------------------------------------------------------
 
 
-def test_run_labels_are_ordered_by_first_start_with_unstarted_runs_last() -> None:
+def test_run_labels_are_oldest_first_by_latest_start_with_unstarted_runs_first() -> None:
     trials = _trials(
         [
             {"trial_id": "1", "run": "late", "started_at": _t(12)},
-            {"trial_id": "2", "run": "late", "started_at": _t(6)},  # late starts at 6
+            {"trial_id": "2", "run": "late", "started_at": _t(6)},  # late's latest start: 12
             {"trial_id": "3", "run": "early", "started_at": _t(7)},
             {"trial_id": "4", "run": "never", "started_at": None},
             {"trial_id": "5", "run": "first", "started_at": _t(5)},
         ]
     )
     r = Runs(jobs=_jobs([]), _trials=trials, _load_errors=[])
-    assert r.run_labels == ["first", "late", "early", "never"]
+    assert r.run_labels == ["never", "first", "early", "late"]
     assert Runs(jobs=_jobs([]), _trials=Runs.empty_trials(), _load_errors=[]).run_labels == []
 
 
@@ -296,3 +296,24 @@ def test_repr_counts_jobs_trials_runs_and_errors(runs: Runs) -> None:
 def test_empty_frames_have_the_declared_columns() -> None:
     assert Runs.empty_jobs().columns == [c.name for c in JOB_COLUMNS]
     assert Runs.empty_trials().schema == pl.Schema({c.name: c.dtype for c in TRIAL_COLUMNS})
+
+
+# --- run_order (the one order of runs) --------------------------------------------------------------------------
+
+
+def test_run_order_is_by_latest_trial_start_then_name() -> None:
+    t = pl.DataFrame(
+        {
+            # b: latest 03:00; a and c tie at 05:00 (a first by name); d: no start at all
+            "run": ["b", "a", "a", "c", "d", None],
+            "started_at": [_t(3), _t(1), _t(5), _t(5), None, _t(9)],
+        }
+    )
+    # a run without any start sorts first (unknown is not "newest"); a null run is dropped
+    assert run_order(t) == ["d", "b", "a", "c"]
+
+
+def test_run_order_of_no_trials_is_empty() -> None:
+    t = pl.DataFrame(schema={"run": pl.String, "started_at": pl.Datetime("us", "UTC")})
+    assert run_order(t) == []
+    assert run_order(pl.DataFrame({"run": ["b", "a", None, "b"]})) == ["a", "b"]  # no starts

@@ -3,7 +3,7 @@
 baseline: the most recent earlier run over the same tasks, else sharing the most), the runs
 shown in detail, and the ``runs`` parameter of user-named labels.
 
-Checked here: ``named_runs`` validation, ``run_order``, ``pick_baseline`` beyond the
+Checked here: ``named_runs`` validation, ``pick_baseline`` beyond the
 same-tasks case of test_sections.py, ``_pair_from_labels``, ``detail_runs`` as a property,
 the ``Context`` views (detail / left_out / all_trials / trials / load_errors / narrow /
 pair) on hand-made frames, and ``load_context`` on the bundled runs/ (prefixes, a job named
@@ -29,7 +29,6 @@ from evalkit.report.context import (
     detail_runs,
     named_runs,
     pick_baseline,
-    run_order,
 )
 from tests.factories import ROOT
 
@@ -93,26 +92,6 @@ def test_named_runs_names_every_missing_path_of_a_label(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError) as e:
         named_runs({"x": [str(tmp_path / "here"), gone1, gone2]})
     assert str(e.value) == f"runs['x']: no such path: {gone1}, {gone2}"
-
-
-# --- run_order --------------------------------------------------------------------------
-
-
-def test_run_order_is_by_latest_trial_start_then_name() -> None:
-    t = pl.DataFrame(
-        {
-            # b: latest 03:00; a and c tie at 05:00 (a first by name); d: no start at all
-            "run": ["b", "a", "a", "c", "d", None],
-            "started_at": [_at(3), _at(1), _at(5), _at(5), None, _at(9)],
-        }
-    )
-    # a run without any start sorts first (unknown is not "newest"); a null run is dropped
-    assert run_order(t) == ["d", "b", "a", "c"]
-
-
-def test_run_order_of_no_trials_is_empty() -> None:
-    t = pl.DataFrame(schema={"run": pl.String, "started_at": pl.Datetime("us", "UTC")})
-    assert run_order(t) == []
 
 
 # --- pick_baseline ----------------------------------------------------------------------

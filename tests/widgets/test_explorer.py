@@ -12,7 +12,7 @@ side-by-side flow is in test_widgets.py, the mime bundle in test_static.py.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import pytest
@@ -302,3 +302,29 @@ def test_static_html_escapes_run_labels() -> None:
     ex = CompareExplorer(index=_index(runs=("<i>A", "B&B")), a="<i>A", b="B&B")
     assert "<p>A: &lt;i&gt;A, B: B&amp;B</p>" in ex.static_html()
     assert "<i>A" not in ex.static_html()
+
+
+def test_default_runs_from_an_index_alone_are_the_two_newest() -> None:
+    # names sort zeta > mid > alpha; starts make alpha (Jan 2) and mid (Jan 3) the newest
+    t = pl.DataFrame(
+        {
+            "trial_id": ["z1", "a1", "m1"],
+            "run": ["zeta", "alpha", "mid"],
+            "task_name": ["t", "t", "t"],
+            "attempt": [1, 1, 1],
+            "outcome": ["pass", "fail", "pass"],
+            "reward": [1.0, 0.0, 1.0],
+            "started_at": [T0, T0 + timedelta(days=1), T0 + timedelta(days=2)],
+        }
+    )
+    ex = CompareExplorer(index=TrialIndex(trials=t))
+    assert (ex.a.value, ex.b.value) == ("alpha", "mid")
+    assert list(ex.a.options) == ["zeta", "alpha", "mid"]
+
+
+def test_a_task_without_a_pair_clears_the_previous_divergence(ex: CompareExplorer) -> None:
+    ex.show_kind.value = "all"
+    ex.tasks.value = "t-broken"
+    assert "First divergence" in ex.divergence.value
+    ex.tasks.value = "t-only-a"  # no B attempt: nothing to compare
+    assert ex.divergence.value == ""
