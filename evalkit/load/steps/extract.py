@@ -23,13 +23,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import NamedTuple
 
+import polars as pl
 from orjson import JSONDecodeError
 from orjson import loads as _loads
 
 from evalkit.load.errors import LoadError
 from evalkit.load.shared import io
+from evalkit.load.shared.timeparse import parse_aware, parse_naive
 from evalkit.load.steps.atif import Acc, DocResult, add_document, sniff
 from evalkit.load.steps.atif_schema import Trajectory, decode, is_atif
 from evalkit.load.steps.goose import find_goose_log, goose_turns
@@ -341,10 +344,20 @@ def task_step_files(trial_dir: str) -> list[tuple[str, str]]:
         return []
     files = [(n, os.path.join(sdir, n, "agent", "trajectory.json")) for n in names]
     if len(files) > 1:
-        ts = [_first_ts(p) for _, p in files]
-        if all(ts):
-            files = [f for _, f in sorted(zip(ts, files, strict=True))]
+        times = _as_times([_first_ts(p) for _, p in files])
+        if all(t is not None for t in times):
+            files = [f for _, f in sorted(zip(times, files, strict=True))]
     return files
+
+
+def _as_times(stamps: list[str | None]) -> list[datetime | None]:
+    """Timestamps as instants, for ordering: zoned ones in UTC, naive ones as given (the
+    task steps of one trial share its zone); None where a stamp is missing or unreadable."""
+    s = pl.Series("ts", stamps, pl.String)
+    t = pl.select(
+        pl.coalesce(parse_aware(pl.lit(s)), parse_naive(pl.lit(s)).dt.replace_time_zone("UTC"))
+    )
+    return t.to_series().to_list()
 
 
 def parse_trial(

@@ -320,6 +320,23 @@ def test_task_steps_are_ordered_by_their_first_timestamp(tmp_path):
     assert got[0][1] == os.path.join(str(tmp_path), "steps", "b", "agent", "trajectory.json")
 
 
+@pytest.mark.parametrize(
+    ("a_ts", "b_ts", "want"),
+    [
+        # a at 05:00 UTC (10:00+05:00) is before b at 06:00 UTC, though "10" sorts after "06"
+        ("2026-01-01T10:00:00+05:00", "2026-01-01T06:00:00Z", ["a", "b"]),
+        # b at 00:00:00 is before a at 00:00:00.5, though "." sorts before "Z"
+        ("2026-01-01T00:00:00.5Z", "2026-01-01T00:00:00Z", ["b", "a"]),
+        # an unparsable timestamp: name order
+        ("soon", "2026-01-01T00:00:00Z", ["a", "b"]),
+    ],
+)
+def test_task_steps_are_ordered_by_time_not_by_text(tmp_path, a_ts, b_ts, want):
+    _task(tmp_path, "a", a_ts)
+    _task(tmp_path, "b", b_ts)
+    assert [n for n, _ in task_step_files(str(tmp_path))] == want
+
+
 def test_task_step_folders_without_a_trajectory_are_not_task_steps(tmp_path):
     _task(tmp_path, "a", None)
     (tmp_path / "steps" / "empty" / "agent").mkdir(parents=True)
