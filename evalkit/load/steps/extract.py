@@ -207,6 +207,7 @@ def _chain(
                 )
             else:
                 path = nxt
+                ctx.seen.add(_norm(nxt))  # referenced: never an unlinked sibling, even unreadable
                 doc = ctx.load(nxt)
     return last
 

@@ -226,6 +226,20 @@ def test_final_metrics_come_from_the_last_file_of_the_chain_that_has_them(tmp_pa
     assert tp.errors == []
 
 
+def test_a_referenced_continuation_that_fails_is_reported_once(tmp_path):
+    # referenced, so not "unlinked"; unreadable, so one not_atif (read once)
+    agent = tmp_path / "agent"
+    write_json(
+        agent / "trajectory.json",
+        atif_doc(_steps("a"), continued_trajectory_ref="trajectory.cont-1.json"),
+    )
+    (agent / "trajectory.cont-1.json").write_bytes(b"[1, 2]")
+    tp = parse_trial("t", str(tmp_path))
+    assert [(Path(e.path).name, e.error_type) for e in tp.errors] == [
+        ("trajectory.cont-1.json", "not_atif")
+    ]
+
+
 def test_a_continuation_that_is_not_atif_adds_no_steps_and_is_reported(tmp_path):
     agent = tmp_path / "agent"
     write_json(
