@@ -77,17 +77,19 @@ class Trajectory(msgspec.Struct):
 _DECODER = msgspec.json.Decoder(Trajectory)
 
 
-#: A digit run as long as 2**64: an integer orjson reads as a float when outside
-#: [-2**63, 2**64) and msgspec as a Python int; such files are parsed generically, so the
-#: free-form values are orjson's everywhere.
+#: Digit runs that may be an integer outside [-2**63, 2**64), which orjson reads as a float
+#: and msgspec as a Python int: 20 digits, or a minus and 19 (-2**63 - 1 has 19). Such files
+#: are parsed generically, so the free-form values are orjson's everywhere.
 _DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
 _LONG_INT = b"0" * 20
+_LONG_NEGATIVE_INT = b"-" + b"0" * 19
 
 
 def decode(data: bytes) -> Trajectory | None:
     """The document as a Trajectory, or None when it is not a JSON object with the declared
     types (then parse it generically and use :func:`lenient`)."""
-    if _LONG_INT in data.translate(_DIGITS):
+    digits = data.translate(_DIGITS)
+    if _LONG_INT in digits or _LONG_NEGATIVE_INT in digits:
         return None
     try:
         t = _DECODER.decode(data)

@@ -183,6 +183,15 @@ def test_an_integer_of_twenty_digits_sends_the_file_to_the_generic_path():
     assert decode(_b(_doc([{"step_id": 1, "message": "id 12345678901234567890"}]))) is None
 
 
+def test_a_negative_integer_below_the_int64_range_sends_the_file_to_the_generic_path():
+    # -2**63 - 1 = -9223372036854775809 has 19 digits: orjson reads it as a float
+    assert orjson.loads(b"-9223372036854775809") == -9.223372036854776e18
+    doc = _b(_doc([{"step_id": 1, "extra": {"i": -9223372036854775809}}]))
+    assert decode(doc) is None
+    # the int64 minimum itself is an int to both
+    assert orjson.loads(b"-9223372036854775808") == -(2**63)
+
+
 def test_integers_that_fit_64_bits_stay_on_the_strict_path():
     # 2**63 - 1 = 9223372036854775807 and 2**64 - 1 = 18446744073709551615: orjson reads
     # both as ints, so msgspec agrees; 19 digits and 20 digits respectively
