@@ -347,3 +347,13 @@ def test_export_command_appends(tmp_path: Path) -> None:
         app, ["export", str(tmp_path / "x"), "--runs", str(tmp_path / "no")]
     )
     assert missing.exit_code == 2 and "No such folder" in missing.output
+
+
+def test_a_run_labelled_like_the_null_marker_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    # hive readers read the marker back as null: say so instead of losing the label
+    frames = pl.concat([_trials("ok", "j1"), _trials("__HIVE_DEFAULT_PARTITION__", "j2")])
+    with pytest.raises(ValueError, match="read it back as null"):
+        write_frames({"trials": frames}, tmp_path / "ds")
+    assert not any((tmp_path / "ds").rglob("*.parquet"))

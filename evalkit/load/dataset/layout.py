@@ -60,7 +60,13 @@ def frame_schema(frame: str) -> dict[str, pl.DataType]:
 
 
 def partition_value(value: str | None) -> str:
-    """One hive path segment value: percent-encoded text, or the null marker."""
+    """One hive path segment value: percent-encoded text, or the null marker. A label that
+    is the marker itself is refused: every hive reader would read it back as null."""
+    if value == NULL_PARTITION:
+        raise ValueError(
+            f"a run or job id of {NULL_PARTITION!r} cannot be partitioned: hive readers read "
+            "it back as null; relabel the run"
+        )
     return NULL_PARTITION if value is None else quote(value, safe="")
 
 

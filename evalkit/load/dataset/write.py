@@ -100,11 +100,18 @@ def write_frames(frames: Mapping[str, pl.DataFrame], dest: str | os.PathLike[str
     old = _read_manifest(root)
     previous = {r["path"]: r for r in old.iter_rows(named=True)}
     produced: dict[str, dict] = {}
-    for name, df in frames.items():
-        conformed = conform(df, declared[name], extra=False)
-        for (run, job_id), part in _partitions(name, conformed, frames):
-            row = _sync_partition(root, name, run, job_id, part, previous, result)
-            produced[row["path"]] = row
+    parts = [
+        (name, run, job_id, part)
+        for name, df in frames.items()
+        for (run, job_id), part in _partitions(
+            name, conform(df, declared[name], extra=False), frames
+        )
+    ]
+    for name, run, job_id, _ in parts:  # every path is valid before anything is written
+        partition_path(name, run, job_id)
+    for name, run, job_id, part in parts:
+        row = _sync_partition(root, name, run, job_id, part, previous, result)
+        produced[row["path"]] = row
     replaced_jobs = {r["job_id"] for r in produced.values()}
     if "load_errors" in frames:
         replaced_jobs.add(None)
