@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -66,12 +67,16 @@ def harbor_version(harbor: str) -> str | None:
 
 
 def version_tuple(version: str | None) -> tuple[int, ...]:
+    """The leading numbers of a version (``0.26.0rc1`` -> (0, 26, 0)): each part's leading
+    digits; a part with anything after them (a pre-release) is the last one."""
     nums = []
     for part in (version or "").split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        if not digits:
+        m = re.match(r"\d+", part)
+        if m is None:
             break
-        nums.append(int(digits))
+        nums.append(int(m.group()))
+        if m.end() < len(part):
+            break
     return tuple(nums)
 
 

@@ -122,10 +122,19 @@ def test_version_of_a_missing_executable_is_none(tmp_path: Path) -> None:
         ("", ()),
         (None, ()),
         ("0..26", (0,)),  # stops at the first part without a digit
+        # a pre-release keeps its leading number and ends the tuple (rc1 is not "1")
+        ("0.25rc1", (0, 25)),
+        ("0.2rc6", (0, 2)),
+        ("0.26.0rc1", (0, 26, 0)),
+        ("v0.26.1", ()),  # no leading number
     ],
 )
 def test_version_tuple(text: str | None, expected: tuple[int, ...]) -> None:
     assert version_tuple(text) == expected
+
+
+def test_a_release_candidate_of_an_older_harbor_is_older() -> None:
+    assert version_tuple("0.25rc1") < harborcli.MIN_HARBOR
 
 
 def test_version_tuples_order_releases_numerically() -> None:
