@@ -27,7 +27,7 @@ from evalkit.compare.select import closest
 from evalkit.load.outcomes import OUTCOMES
 from evalkit.load.shared.redact import env_secret_values, redact_frame
 from evalkit.tables import jobs_table, task_detail, trials_table
-from evalkit.tables.trials import TaskDetail, find_job
+from evalkit.tables.trials import TaskDetail, exact_job, find_job
 
 FormatOpt = typer.Option(
     "table",
@@ -120,8 +120,8 @@ def _resolve_job(runs: evalkit.Runs, job: str) -> pl.DataFrame:
             f"[red]{safe(repr(job))} matches {hit.height} jobs:[/red] {safe(', '.join(hit['job_name'].to_list()))}"
         )
         raise typer.Exit(2)
-    name = hit["job_name"][0]
-    if name != job and job not in set(hit["job_id"].to_list()) and not Path(job).exists():
+    if exact_job(runs.jobs, job).height == 0:  # found by a name prefix: say which job
+        name = hit["job_name"][0]
         err_console().print(f"job: {safe(repr(job))} -> {safe(name)} (the only job it starts)")
     return hit
 

@@ -11,15 +11,20 @@ from evalkit.load.shared.io import read_tail
 from evalkit.load.shared.redact import env_secret_values, redact_frame, redact_text
 
 
-def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
-    """Rows of ``jobs`` matching a job name, job id, job folder path or unique name prefix."""
+def exact_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
+    """Rows of ``jobs`` whose name, evalkit job id, Harbor job id or folder is ``key``."""
     real = os.path.realpath(key) if os.path.exists(key) else None
-    exact = jobs.filter(
+    return jobs.filter(
         (pl.col("job_name") == key)
         | (pl.col("job_id") == key)
         | (pl.col("harbor_job_id") == key)
         | (pl.col("job_dir") == (real or ""))
     )
+
+
+def find_job(jobs: pl.DataFrame, key: str) -> pl.DataFrame:
+    """:func:`exact_job`, else the jobs whose name starts with ``key``."""
+    exact = exact_job(jobs, key)
     if exact.height:
         return exact
     return jobs.filter(pl.col("job_name").str.starts_with(key))

@@ -281,3 +281,11 @@ def test_an_unknown_task_exits_2_with_the_closest_names() -> None:
     )
     r = run("task", "run-a", "bravo", "--runs", PARTIAL, "-f", "json", "--tail", "x")
     assert r.exit_code == 2 and "--tail" in r.stderr  # not an integer
+
+
+def test_show_takes_harbors_job_id_without_a_prefix_note() -> None:
+    # the id in the job's own result.json is an exact key, not a prefix of the name
+    harbor_id = json.loads((SKILLSBENCH_JOB / "result.json").read_text())["id"]
+    r = run("show", harbor_id, "--runs", SKILLS, "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert r.stderr == ""
