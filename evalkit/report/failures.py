@@ -24,15 +24,22 @@ def informative_tasks(t: pl.DataFrame, n: int, pair: tuple[str, str] | None) -> 
     """The ``n`` tasks whose pass rate varies most across runs (then: changed most between
     the compared pair; then by name): a task every run passes or fails says nothing."""
     cells = charts.task_cells(t)
-    spread = cells.group_by("task_name").agg(
-        pl.col("pass_rate").std(ddof=0).fill_null(0.0).alias("_spread"),
-        (
-            pl.col("pass_rate").filter(pl.col("run") == (pair[1] if pair else None)).first()
-            - pl.col("pass_rate").filter(pl.col("run") == (pair[0] if pair else None)).first()
+    if pair is None:
+        change = pl.lit(0.0)
+    else:
+        rate = pl.col("pass_rate")
+        change = (
+            (
+                rate.filter(pl.col("run") == pair[1]).first()
+                - rate.filter(pl.col("run") == pair[0]).first()
+            )
+            .abs()
+            .fill_null(0.0)
         )
-        .abs()
-        .fill_null(0.0)
-        .alias("_change"),
+    spread = cells.group_by("task_name").agg(
+        # rounded: equal spreads must tie whatever the summation order's last bit
+        pl.col("pass_rate").std(ddof=0).fill_null(0.0).round(9).alias("_spread"),
+        change.alias("_change"),
     )
     top = spread.sort(["_spread", "_change", "task_name"], descending=[True, True, False])
     return top["task_name"].head(n).to_list()
@@ -48,7 +55,8 @@ def heatmap(ctx: Context) -> SectionOutput:
     if n_tasks <= HEATMAP_TASKS:
         return SectionOutput([charts.task_heatmap(t, order=ctx.order)])
     keep = informative_tasks(t, HEATMAP_TASKS, ctx.pair)
-    chart = charts.task_heatmap(t.filter(pl.col("task_name").is_in(keep)), order=ctx.order)
+    named = pl.col("task_name").fill_null(UNKNOWN_TASK)  # as task_cells names them
+    chart = charts.task_heatmap(t.filter(named.is_in(keep)), order=ctx.order)
     note = H.note(
         f"{HEATMAP_TASKS} of {n_tasks} tasks: those whose pass rate differs most between "
         f"the {len(ctx.order)} runs. The other {n_tasks - HEATMAP_TASKS} are left out of "

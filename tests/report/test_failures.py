@@ -103,8 +103,15 @@ def test_informative_tasks_break_a_spread_tie_by_the_change_between_the_pair() -
     assert fl.informative_tasks(t, 1, ("r2", "r3")) == ["late"]
     assert fl.informative_tasks(t, 2, ("r2", "r3")) == ["late", "early"]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # polars: comparing with None when there is no pair
+        warnings.simplefilter("error")  # no pair is no comparison with None
         assert fl.informative_tasks(t, 1, None) == ["early"]  # no pair: by name
+
+
+def test_equal_spreads_tie_whatever_the_order_of_the_runs() -> None:
+    # rates [1, 0, 0, 0] and [0, 0, 0, 1] have the same spread (std 0.4330...), though the
+    # floating-point sums differ in the last bit; the tie goes to the change r3 -> r4
+    t = _rates(early=[1, 0, 0, 0], late=[0, 0, 0, 1])
+    assert fl.informative_tasks(t, 1, ("r3", "r4")) == ["late"]
 
 
 def test_informative_tasks_pool_the_attempts_of_a_run() -> None:
@@ -127,7 +134,6 @@ def test_heatmap_without_trials_says_so() -> None:
     )
 
 
-@pytest.mark.filterwarnings("ignore:Comparisons with None:UserWarning")  # no pair
 def test_heatmap_counts_a_missing_task_name_as_one_task(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fl, "HEATMAP_TASKS", 2)
     rows = [_trial("a", None, 1.0, 0), _trial("a", None, 0.0, 1), _trial("a", "x", 1.0),
@@ -138,6 +144,19 @@ def test_heatmap_counts_a_missing_task_name_as_one_task(monkeypatch: pytest.Monk
     assert "2 of 3 tasks" in small.html()
     few = fl.heatmap(_ctx(_frame(rows[2:]), ["a"]))  # 2 tasks: drawn whole, no note
     assert len(few) == 1 and len(few.charts()) == 1
+
+
+def test_the_capped_heatmap_draws_the_unknown_task_it_counts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # two runs; the unknown task and x change (0 -> 1), y passes in both: keep unknown and x
+    monkeypatch.setattr(fl, "HEATMAP_TASKS", 2)
+    rows = [_trial("r1", None, 0.0), _trial("r2", None, 1.0), _trial("r1", "x", 0.0),
+            _trial("r2", "x", 1.0), _trial("r1", "y", 1.0), _trial("r2", "y", 1.0)]  # fmt: skip
+    (chart, note) = fl.heatmap(_ctx(_frame(rows), ["r1", "r2"]))
+    assert "2 of 3 tasks" in note
+    drawn = {v["task_name"] for v in chart.to_dict()["data"]["values"]}
+    assert drawn == {"(unknown task)", "x"}
 
 
 # --- exceptions and timeouts ------------------------------------------------------------
