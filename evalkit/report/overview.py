@@ -275,6 +275,13 @@ def runs_table(ctx: Context, only_pair: bool = False) -> SectionOutput:
     return out
 
 
+def _token_text(col: str) -> pl.Expr:
+    """A token count as the report writes it, "–" when unknown."""
+    return (
+        pl.col(col).map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String).fill_null("–")
+    )
+
+
 def _runs_display_columns(f: pl.DataFrame) -> pl.DataFrame:
     """:func:`runs_frame` with the text columns the runs table shows: attempts per task,
     cost (and how many trials are priced), tokens in / out, and the CI in percent."""
@@ -288,11 +295,9 @@ def _runs_display_columns(f: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.format("{}–{}", "k_min", "k_max"))
         .alias("attempts per task"),
         pl.Series("cost", cost_txt, dtype=pl.String),
-        pl.format(
-            "{} / {}",
-            pl.col("tokens_in").map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String),
-            pl.col("tokens_out").map_elements(lambda v: H.fmt(v, "tok"), return_dtype=pl.String),
-        ).alias("tokens in / out"),
+        pl.when(pl.col("tokens_in").is_not_null() | pl.col("tokens_out").is_not_null())
+        .then(pl.format("{} / {}", _token_text("tokens_in"), _token_text("tokens_out")))
+        .alias("tokens in / out"),
     )
     lo, hi = (pl.col("ci_low") * 100).round(1), (pl.col("ci_high") * 100).round(1)
     return f.with_columns(pl.format("{}–{}", lo, hi).alias("ci"))

@@ -247,23 +247,23 @@ def test_runs_frame_of_the_bundled_runs_matches_their_readme(bundled: Context) -
 def test_display_columns_show_attempts_cost_tokens_and_ci_as_text() -> None:
     f = pl.DataFrame(
         {
-            "k_min": [3, 2, 1],
-            "k_max": [3, 5, 1],
-            "cost": [0.6, 2.5, None],
-            "priced": [3, 4, 0],
-            "trials": [4, 4, 1],
-            "tokens_in": [105, 25_000, None],
-            "tokens_out": [9_999, 2_000_000, None],
-            "ci_low": [0.025, 0.5, 0.0],
-            "ci_high": [0.975, 0.8123, 1.0],
+            "k_min": [3, 2, 1, 1],
+            "k_max": [3, 5, 1, 1],
+            "cost": [0.6, 2.5, None, None],
+            "priced": [3, 4, 0, 0],
+            "trials": [4, 4, 1, 1],
+            "tokens_in": [105, 25_000, None, 105],
+            "tokens_out": [9_999, 2_000_000, None, None],
+            "ci_low": [0.025, 0.5, 0.0, 0.0],
+            "ci_high": [0.975, 0.8123, 1.0, 1.0],
         }
     )
     d = ov._runs_display_columns(f)
-    assert d["attempts per task"].to_list() == ["3", "2–5", "1"]
-    assert d["cost"].to_list() == ["$0.6000 (3 of 4 priced)", "$2.50", "–"]
-    assert d["tokens in / out"].to_list() == ["105 / 9,999", "25k / 2.0M", None]
-    # (a run with input tokens but no output count: see the report, the known input is lost)
-    assert d["ci"].to_list() == ["2.5–97.5", "50.0–81.2", "0.0–100.0"]
+    assert d["attempts per task"].to_list() == ["3", "2–5", "1", "1"]
+    assert d["cost"].to_list() == ["$0.6000 (3 of 4 priced)", "$2.50", "–", "–"]
+    # neither known: null (shown as "–"); one known: it stays, the other reads "–"
+    assert d["tokens in / out"].to_list() == ["105 / 9,999", "25k / 2.0M", None, "105 / –"]
+    assert d["ci"].to_list() == ["2.5–97.5", "50.0–81.2", "0.0–100.0", "0.0–100.0"]
 
 
 def test_methods_name_each_runs_interval_when_they_differ() -> None:
