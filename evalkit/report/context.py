@@ -192,7 +192,7 @@ def detail_runs(order: list[str], pair: tuple[str | None, str | None], n: int) -
     other runs, ``n`` in all (every run when ``n`` <= 0 or there are no more)."""
     if n <= 0 or len(order) <= n:
         return list(order)
-    keep = [r for r in pair if r in order]
+    keep = list(dict.fromkeys(r for r in pair if r in order))  # a run compared with itself: once
     for r in reversed(order):
         if len(keep) >= n:
             break

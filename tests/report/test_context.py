@@ -164,6 +164,10 @@ def test_pair_from_user_labels(
 # --- detail_runs ------------------------------------------------------------------------
 
 
+def test_detail_runs_counts_a_run_compared_with_itself_once() -> None:
+    assert detail_runs(["r1", "r2", "r3", "r4"], ("r4", "r4"), 2) == ["r3", "r4"]
+
+
 def test_detail_runs_ignores_pair_members_that_are_not_runs() -> None:
     order = ["r1", "r2", "r3", "r4"]
     assert detail_runs(order, (None, "gone"), 2) == ["r3", "r4"]  # just the newest two
