@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from evalkit.load.shared.io import as_int, finite_float, nested_deeper
-from evalkit.load.steps.atif_schema import Metrics, Step, Trajectory, lenient
+from evalkit.load.steps.atif_schema import Metrics, Step, Trajectory, kind, lenient
 from evalkit.load.steps.columns import CALL_FIELDS, STEP_FIELDS
 from evalkit.load.steps.commands import shell_command, structured_signals
 
@@ -108,7 +108,7 @@ def sniff(doc: Any) -> str | None:
                 hint = " (a command log, e.g. Harbor's oracle)"
             return f"a JSON list of {len(doc)} items with keys {', '.join(keys[:8])}{hint}"
         return f"a JSON list of {len(doc)} items"
-    return f"a JSON {type(doc).__name__}"
+    return f"a JSON {kind(doc)}"
 
 
 def content_text(content: Any) -> str | None:

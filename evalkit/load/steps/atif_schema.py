@@ -194,7 +194,7 @@ def _step(d: dict, index: int, problems: Problems) -> Step:
 
 def kind(v: Any) -> str:
     """The JSON kind of a parsed value ('object', 'string', ...)."""
-    kinds = {dict: "object", list: "array", str: "string", bool: "boolean"}
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return kinds.get(type(v), "number")
 
 

@@ -134,8 +134,10 @@ def test_sniff_accepts_atif_and_the_unversioned_shape():
         ([1, {"z": 1, "y": 2}], "a JSON list of 2 items with keys y, z"),  # first object item
         ([1, 2], "a JSON list of 2 items"),
         ([], "a JSON list of 0 items"),
-        ("text", "a JSON str"),
-        (4, "a JSON int"),
+        ("text", "a JSON string"),  # JSON's names for the kinds, not Python's
+        (4, "a JSON number"),
+        (None, "a JSON null"),
+        (True, "a JSON boolean"),
     ],
 )
 def test_sniff_says_what_a_non_atif_document_is(doc, text):
