@@ -162,8 +162,10 @@ class _Scorer:
         p = rng.beta(prior[0] + t.s, prior[1] + t.k - t.s, size=(draws, t.s.size))
         u = rng.random((draws, t.s.size, max_e + 1))
         # passes among the first j extra attempts, j = 0 .. max_e + 1
-        zero = np.zeros((draws, t.s.size, 1), dtype=np.int64)
-        self.extra_passes = np.concatenate([zero, np.cumsum(u < p[:, :, None], axis=2)], axis=2)
+        # int16: at most max_e + 1 passes, and a quarter of int64's memory to gather from
+        zero = np.zeros((draws, t.s.size, 1), dtype=np.int16)
+        passes = np.cumsum(u < p[:, :, None], axis=2, dtype=np.int16)
+        self.extra_passes = np.concatenate([zero, passes], axis=2)
 
     def codes(self, extra: np.ndarray) -> np.ndarray:
         """Per draw: (gate exit code 0 ship / 1 hold / 2 don't ship, sequential ship)."""
