@@ -33,6 +33,7 @@ checksums = "exclude"  # tasks whose checksum differs: "exclude" them, or "ignor
 min_shared_tasks = 5  # fewer comparable tasks than this: no meaningful comparison
 detail_runs = 8  # runs shown in detail (trajectories, anti-patterns, turns): the pair and the newest; 0: all
 redact = True  # replace API-key-like values and secret env values with [REDACTED]
+static_charts = True  # also each chart as a PNG in the notebook, for viewers that run no script
 summary_path = None  # where to write summary.json (`evalkit report` sets it)
 
 # %%
@@ -42,6 +43,7 @@ ctx = report.setup(
     runs_dir, b, a, run_by, redact=redact, runs=runs, checksums=checksums,
     gate_lambda=gate_lambda, gate_alpha=gate_alpha, gate_tau=gate_tau,
     confidence=confidence, min_shared_tasks=min_shared_tasks, detail_runs=detail_runs,
+    static_charts=static_charts,
 )
 
 # %%

@@ -33,6 +33,9 @@ RENDERER = "evalkit"
 BUNDLE_MARKER = "evalkit: vega-embed bundle"
 #: Class of a chart's static image (report/export.py drops it from pages that carry the bundle).
 STATIC_CLASS = "evalkit-chart-static"
+#: Class of the line that stands in for a chart drawn without a static image, where no
+#: script runs (the chart's script removes it).
+NOTE_CLASS = "evalkit-chart-note"
 EMBED_OPTIONS = {"renderer": "svg", "actions": False, "mode": "vega-lite"}
 
 _STYLE = """<style>
@@ -93,20 +96,24 @@ def chart_html(spec: dict[str, Any], div_id: str | None = None, png: str | None 
     """The HTML for one chart: a container and a call to the already-loaded vegaEmbed.
 
     ``png`` (base64): a static image shown inside the container until Vega has drawn the
-    interactive chart, and kept where no script runs (GitHub, nbviewer, mail).
+    interactive chart, and kept where no script runs (GitHub, nbviewer, mail). Without it,
+    a line of text says where the chart can be seen, until Vega replaces it.
     """
     div_id = div_id or f"evalkit-chart-{uuid.uuid4().hex[:12]}"
     title = html.escape(_title(spec), quote=True)
     img = (
         f'<img class="{STATIC_CLASS}" alt="{title}" src="data:image/png;base64,{png}">'
         if png
-        else ""
+        else f'<span class="{NOTE_CLASS}">Chart: {title} (drawn by script: open the '
+        "report's HTML page, or trust this notebook and run it).</span>"
     )
     return f"""<div class="evalkit-chart" id="{div_id}">{img}</div>
 <script type="text/javascript">
 (function () {{
   var el = document.getElementById("{div_id}");
   var still = el.querySelector(".{STATIC_CLASS}");
+  var note = el.querySelector(".{NOTE_CLASS}");
+  if (note) note.remove();  // a script runs here: the chart or its error replaces the note
   var spec = {_script_json(spec)};
   var opt = {json.dumps(EMBED_OPTIONS)};
   if (window.vegaEmbed) {{
@@ -136,18 +143,21 @@ def _title(spec: dict[str, Any]) -> str:
     return str(title or "untitled")
 
 
-def chart_bundle(spec: dict[str, Any]) -> dict[str, str]:
+def chart_bundle(spec: dict[str, Any], static_images: bool | None = None) -> dict[str, str]:
     """One chart's display data: the interactive HTML (with the static image inside), the
-    static PNG beside it (viewers that prefer images) and a text line."""
-    png = static_png(spec)
+    static PNG beside it (viewers that prefer images) and a text line. ``static_images``:
+    draw the PNG (None: as :func:`enable_offline` was told)."""
+    if static_images is None:
+        static_images = alt.renderers.options.get("static_images", True)
+    png = static_png(spec) if static_images else None
     out = {"text/html": chart_html(spec, png=png), "text/plain": f"<chart: {_title(spec)}>"}
     if png:
         out["image/png"] = png
     return out
 
 
-def _renderer(spec: dict[str, Any], **_meta: Any) -> dict[str, str]:
-    return chart_bundle(spec)
+def _renderer(spec: dict[str, Any], static_images: bool = True, **_meta: Any) -> dict[str, str]:
+    return chart_bundle(spec, static_images)
 
 
 def register() -> None:
@@ -155,15 +165,16 @@ def register() -> None:
     alt.renderers.register(RENDERER, _renderer)
 
 
-def enable_offline(*, display_bundle: bool = True) -> None:
+def enable_offline(*, display_bundle: bool = True, static_images: bool = True) -> None:
     """Render Altair charts offline: show the Vega bundle once, then tiny per-chart snippets.
 
     Call it once, early in a notebook (the bundle is an output of the calling cell; charts
     drawn before it have no Vega to use). ``display_bundle=False`` only switches the
-    renderer (for a page that already carries the bundle).
+    renderer (for a page that already carries the bundle). ``static_images=False`` leaves
+    out each chart's PNG (vl-convert): faster, for outputs that run the charts' scripts.
     """
     register()
-    alt.renderers.enable(RENDERER)
+    alt.renderers.enable(RENDERER, static_images=static_images)
     from evalkit.charts.theme import enable_theme
 
     enable_theme()

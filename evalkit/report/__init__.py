@@ -52,14 +52,16 @@ def setup(
     baseline: str | None = None,
     run_by: str = "auto",
     redact: bool = True,
+    static_charts: bool = True,
     **params: Any,
 ) -> Context:
-    """Start a report: offline charts (the Vega bundle is shown once, here), the report's
+    """Start a report: offline charts (the Vega bundle is shown once, here; ``static_charts``:
+    each chart also as a PNG, for viewers of the notebook that run no script), the report's
     CSS, then load ``runs_dir`` (found by :func:`evalkit.find_runs`) and pick the runs to
     compare (:func:`load_context`; ``redact``: hide API-key-like values, on by default)."""
     if params.get("runs") in (None, ""):
         runs_dir = str(find_runs(runs_dir))  # a missing folder is the first thing shown
-    enable_offline()
+    enable_offline(static_images=static_charts)
     if get_ipython() is not None:
         display({"text/html": CSS, "text/plain": ""}, raw=True)
     return load_context(runs_dir, candidate, baseline, run_by, redact=redact, **params)

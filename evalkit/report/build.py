@@ -160,6 +160,10 @@ def render(
     sets the notebook's ``redact`` parameter: API-key-like values and secret env values are
     replaced with [REDACTED] in everything the report shows and writes.
 
+    A notebook with a ``static_charts`` parameter draws each chart's static PNG only when
+    ``formats`` shows the notebook's outputs as they are (ipynb, md), unless the parameter
+    is given: the HTML page and the PDF draw every chart from its script.
+
     ``runs`` is found by :func:`evalkit.load.locate.find_runs` (None: ``$EVALKIT_RUNS``,
     else ``runs`` in the working folder or above); a missing or empty folder raises
     :class:`evalkit.load.locate.RunsFolderProblem` before anything runs.
@@ -176,6 +180,8 @@ def render(
     files = ReportFiles(outd / f"{stem}.html", outd / f"{stem}.ipynb", outd / "summary.json")
     own_summary = outd / f"{stem}.summary.json"
     p = _run_parameters(nb_path, params or {}, runs, redact, own_summary)
+    if "static_charts" in notebook_parameters(nb_path):
+        p.setdefault("static_charts", bool(STATIC_FORMATS & set(formats)))
     t1 = time.perf_counter()
     nb = execute(nb_path, files.notebook, p, cwd=cwd or os.getcwd())
     t2 = time.perf_counter()
@@ -191,6 +197,11 @@ def render(
     for w in files.warnings:
         print(f"warning: {w}", file=sys.stderr)
     return files
+
+
+#: Formats that show the executed notebook's outputs as they are, so its charts need their
+#: static PNG there (the HTML page and the PDF draw every chart from its script).
+STATIC_FORMATS = frozenset({"ipynb", "md"})
 
 
 def _run_parameters(

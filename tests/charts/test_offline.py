@@ -83,11 +83,40 @@ def test_title_of_a_spec_without_one_is_untitled() -> None:
 
 def test_chart_html_targets_its_own_container() -> None:
     html = offline.chart_html(SPEC, div_id="chart-1")
-    assert '<div class="evalkit-chart" id="chart-1"></div>' in html
+    assert '<div class="evalkit-chart" id="chart-1"><span class="evalkit-chart-note">' in html
     assert 'document.getElementById("chart-1")' in html
     assert f"var opt = {json.dumps(offline.EMBED_OPTIONS)};" in html
     assert offline.EMBED_OPTIONS == {"renderer": "svg", "actions": False, "mode": "vega-lite"}
     assert "<img" not in html  # no png given
+
+
+def test_a_chart_without_its_png_says_where_it_can_be_seen_until_drawn() -> None:
+    html = offline.chart_html(SPEC, div_id="c")
+    note = (
+        '<span class="evalkit-chart-note">Chart: Tiny (drawn by script: open the '
+        "report's HTML page, or trust this notebook and run it).</span>"
+    )
+    assert f'<div class="evalkit-chart" id="c">{note}</div>' in html
+    # where a script runs, the note goes first: the chart or its error takes its place
+    assert 'var note = el.querySelector(".evalkit-chart-note");\n  if (note) note.remove();' in html
+
+
+def test_the_renderer_leaves_the_png_out_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    drawn = []
+    monkeypatch.setattr(offline, "static_png", lambda spec: drawn.append(1) or "UE5H")
+    chart = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q")
+    try:
+        offline.enable_offline(display_bundle=False, static_images=False)
+        bundle = chart._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert sorted(bundle) == ["text/html", "text/plain"] and drawn == []
+        assert offline.chart_bundle(SPEC)["text/html"].count("evalkit-chart-note") >= 1
+        offline.enable_offline(display_bundle=False)  # the default draws it
+        bundle = chart._repr_mimebundle_()
+        bundle = bundle[0] if isinstance(bundle, tuple) else bundle
+        assert bundle["image/png"] == "UE5H" and drawn == [1]
+    finally:
+        offline.enable_offline(display_bundle=False)
 
 
 def test_chart_html_gives_each_chart_a_new_id() -> None:

@@ -26,3 +26,36 @@ def test_a_name_like_no_report_lists_the_reports_without_a_guess():
 def test_a_path_is_not_a_report_name():
     with pytest.raises(ValueError, match="not a plain name"):
         notebook_path("../nightly")
+
+
+class _Stop(Exception):
+    """Raised by the stand-in executor: the test only needs the parameters."""
+
+
+@pytest.mark.parametrize(
+    ("formats", "given", "want"),
+    [
+        (["html"], [], False),  # the page draws every chart from its script
+        (["html", "pdf"], [], False),
+        (["html", "ipynb"], [], True),  # the notebook is a deliverable: static PNGs
+        (["md"], [], True),  # Markdown shows the PNGs
+        (["html"], [("static_charts", "True")], True),  # given: kept
+        (["ipynb"], [("static_charts", "False")], False),
+    ],
+)
+def test_static_charts_are_drawn_only_for_formats_that_show_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, formats, given, want
+) -> None:
+    from evalkit.report import build
+    from tests.factories import ROOT
+
+    seen: dict = {}
+
+    def execute(nb, out, params, cwd=None):
+        seen.update(params)
+        raise _Stop
+
+    monkeypatch.setattr(build, "execute", execute)
+    with pytest.raises(_Stop):
+        build.render("nightly", ROOT / "runs", tmp_path, given, formats=formats)
+    assert seen["static_charts"] is want
