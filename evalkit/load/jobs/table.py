@@ -17,8 +17,10 @@ ANALYSIS = pl.List(CHECK_ITEM)
 
 
 def run_names() -> pl.Expr:
-    """A job's runs, aggregated over its trials: their labels, sorted, joined by ', '."""
-    return pl.col("run").unique().sort().str.join(", ")
+    """A job's runs, aggregated over its trials: their labels, sorted, joined by ', ' (null
+    when none of its trials has one)."""
+    names = pl.col("run").drop_nulls().unique().sort()
+    return pl.when(names.len() > 0).then(names.str.join(", "))
 
 
 #: Columns of the job rows read as strings whatever their values (all null included).

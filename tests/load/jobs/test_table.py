@@ -233,6 +233,14 @@ def test_run_names_are_the_distinct_sorted_labels() -> None:
     assert got["runs"].to_list() == ["a, b", "c"]  # a missing label is left out
 
 
+def test_a_job_with_no_run_label_has_a_null_run_not_an_empty_one() -> None:
+    df = pl.DataFrame(
+        {"g": [1, 1, 2], "run": [None, None, "c"]}, schema={"g": pl.Int64, "run": pl.String}
+    )
+    got = df.group_by("g").agg(run_names().alias("runs")).sort("g")
+    assert got["runs"].to_list() == [None, "c"]  # unknown stays null
+
+
 # --- missing_results ---------------------------------------------------------------------
 
 
