@@ -262,6 +262,22 @@ def _with_signatures_and_raw_paths(df: pl.DataFrame, common: Mapping[str, Any]) 
     )
 
 
+def _tool_modifies(
+    common: Mapping[str, Any], has_patch: pl.Expr, patch_modified: pl.Expr
+) -> pl.Expr:
+    """A non-shell call edits an existing file: a patch that changes a file it does not add,
+    a modifying tool without an editor command, or an editor's modifying command."""
+    fn, ecmd = pl.col("fn"), pl.col("_ecmd")
+    return (
+        pl.when(has_patch)
+        .then(patch_modified.list.len() > 0)
+        .otherwise(
+            (fn.is_in(list(common["modify_tools"])) & ecmd.is_null())
+            | ecmd.is_in(list(SHELL["editor_modify"]))
+        )
+    )
+
+
 def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFrame:
     """``w_paths`` / ``r_paths`` / ``m_paths`` (written, read, modified) and the
     ``is_write``, ``is_modify``, ``is_verify``, ``is_finish`` and ``is_shell`` flags from the
@@ -275,14 +291,7 @@ def _with_file_flags(df: pl.DataFrame, common: Mapping[str, Any]) -> pl.DataFram
     tool_read = fn.is_in(list(common["read_tools"])) | (fn.is_in(write_tools) & (ecmd == "view"))
     has_patch = pl.col("_patch").list.len() > 0
     patch_modified = pl.col("_patch").list.set_difference(pl.col("_patch_new"))
-    tool_modify = (
-        pl.when(has_patch)
-        .then(patch_modified.list.len() > 0)
-        .otherwise(
-            (fn.is_in(list(common["modify_tools"])) & ecmd.is_null())
-            | ecmd.is_in(list(sh["editor_modify"]))
-        )
-    )
+    tool_modify = _tool_modifies(common, has_patch, patch_modified)
     empty_list = pl.lit([], pl.List(pl.String))
     one_path = pl.concat_list([pl.col("_path")])
     w_paths = pl.coalesce(
