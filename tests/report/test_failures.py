@@ -13,57 +13,25 @@ runs, ``_per_pass`` and the cost chart's fallbacks.
 from __future__ import annotations
 
 import warnings
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import polars as pl
 import pytest
 
 from evalkit import report
-from evalkit.load._columns import conform, empty
+from evalkit.load._columns import empty
 from evalkit.load.findings.columns import COLUMNS as FINDING_COLUMNS
-from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
-from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from evalkit.report import failures as fl
 from evalkit.report.context import Context
 from tests.factories import ROOT
-
-T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
-BASE = "evalkit-scripted__baseline__smoke-tasks"
-CAND = "evalkit-scripted__candidate__smoke-tasks"
-SKILLS = "claude-code__MiniMax-M2.1__tasks-no-skills"
-
-
-def _trial(run: str, task: str | None, reward: float | None, i: int = 0, **kw: Any) -> dict:
-    return {
-        "run": run,
-        "task_name": task,
-        "reward": reward,
-        "trial_id": f"{run}/{task}/{i}",
-        "trial_name": f"{task}__{i}",
-        "job_name": f"job-{run}",
-        "job_id": f"job-{run}",
-        "started_at": T0,
-        "finished_at": T0 + timedelta(minutes=1),
-        "outcome": "pass" if (reward or 0) >= 1 else "fail",
-        "error_kind": "none",
-        **kw,
-    }
-
-
-def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return conform(pl.DataFrame(rows, infer_schema_length=None), TRIAL_COLUMNS)
-
-
-def _jobs(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return conform(pl.DataFrame(rows, infer_schema_length=None), JOB_COLUMNS)
+from tests.report.frames import BASE, CAND, SKILLS, jobs_frame, trial, trials_frame
 
 
 def _ctx(trials: pl.DataFrame, order: list[str], findings: Any = None, **kw: Any) -> Context:
     class _Runs:
         def __init__(self) -> None:
             self.trials = trials
-            self.jobs = kw.pop("jobs", _jobs([{"job_id": "none", "job_name": "none"}]))
+            self.jobs = kw.pop("jobs", jobs_frame([{"job_id": "none", "job_name": "none"}]))
             self.load_errors = pl.DataFrame()
 
         @property
@@ -127,7 +95,7 @@ def test_informative_tasks_pool_the_attempts_of_a_run() -> None:
 
 
 def test_heatmap_without_trials_says_so() -> None:
-    t = _frame([_trial("a", "x", 1.0)]).clear()
+    t = trials_frame([trial("a", "x", 1.0)]).clear()
     assert (
         fl.heatmap(_ctx(t, [])).html()
         == '<div class="ek"><div class="ek-warn">No trials.</div></div>'
@@ -136,13 +104,13 @@ def test_heatmap_without_trials_says_so() -> None:
 
 def test_heatmap_counts_a_missing_task_name_as_one_task(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fl, "HEATMAP_TASKS", 2)
-    rows = [_trial("a", None, 1.0, 0), _trial("a", None, 0.0, 1), _trial("a", "x", 1.0),
-            _trial("a", "y", 0.0)]  # fmt: skip
-    parts = fl.heatmap(_ctx(_frame(rows), ["a"]))
+    rows = [trial("a", None, 1.0, 0), trial("a", None, 0.0, 1), trial("a", "x", 1.0),
+            trial("a", "y", 0.0)]  # fmt: skip
+    parts = fl.heatmap(_ctx(trials_frame(rows), ["a"]))
     assert "2 of 3 tasks" in parts.html() and "The other 1 are left out" in parts.html()
-    small = fl.heatmap(_ctx(_frame(rows[1:]), ["a"]))  # still 3 tasks
+    small = fl.heatmap(_ctx(trials_frame(rows[1:]), ["a"]))  # still 3 tasks
     assert "2 of 3 tasks" in small.html()
-    few = fl.heatmap(_ctx(_frame(rows[2:]), ["a"]))  # 2 tasks: drawn whole, no note
+    few = fl.heatmap(_ctx(trials_frame(rows[2:]), ["a"]))  # 2 tasks: drawn whole, no note
     assert len(few) == 1 and len(few.charts()) == 1
 
 
@@ -151,9 +119,9 @@ def test_the_capped_heatmap_draws_the_unknown_task_it_counts(
 ) -> None:
     # two runs; the unknown task and x change (0 -> 1), y passes in both: keep unknown and x
     monkeypatch.setattr(fl, "HEATMAP_TASKS", 2)
-    rows = [_trial("r1", None, 0.0), _trial("r2", None, 1.0), _trial("r1", "x", 0.0),
-            _trial("r2", "x", 1.0), _trial("r1", "y", 1.0), _trial("r2", "y", 1.0)]  # fmt: skip
-    (chart, note) = fl.heatmap(_ctx(_frame(rows), ["r1", "r2"]))
+    rows = [trial("r1", None, 0.0), trial("r2", None, 1.0), trial("r1", "x", 0.0),
+            trial("r2", "x", 1.0), trial("r1", "y", 1.0), trial("r2", "y", 1.0)]  # fmt: skip
+    (chart, note) = fl.heatmap(_ctx(trials_frame(rows), ["r1", "r2"]))
     assert "2 of 3 tasks" in note
     drawn = {v["task_name"] for v in chart.to_dict()["data"]["values"]}
     assert drawn == {"(unknown task)", "x"}
@@ -164,20 +132,20 @@ def test_the_capped_heatmap_draws_the_unknown_task_it_counts(
 
 @pytest.fixture(scope="module")
 def failing() -> pl.DataFrame:
-    return _frame(
+    return trials_frame(
         [
-            _trial("a", "x", 1.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
+            trial("a", "x", 1.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
                    exception_message=None),
-            _trial("a", "y", 0.0, 0, exception_type="ValueError", error_kind="verifier",
+            trial("a", "y", 0.0, 0, exception_type="ValueError", error_kind="verifier",
                    exception_message="v" * 200 + "\nsecond line"),
-            _trial("b", "x", 0.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
+            trial("b", "x", 0.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
                    outcome="timeout", exception_message="Agent timed out\nafter 30 s"),
-            _trial("b", "y", 0.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
+            trial("b", "y", 0.0, 0, exception_type="AgentTimeoutError", error_kind="agent",
                    outcome="timeout", exception_message="second message"),
-            _trial("b", "z", 0.0, 0, exception_type="VerifierTimeoutError",
+            trial("b", "z", 0.0, 0, exception_type="VerifierTimeoutError",
                    error_kind="verifier", outcome="timeout"),
-            _trial("b", "w", 1.0, 0),
-            _trial("c", "x", 0.0, 0, exception_type="ValueError", error_kind="verifier"),
+            trial("b", "w", 1.0, 0),
+            trial("c", "x", 0.0, 0, exception_type="ValueError", error_kind="verifier"),
         ]
     )  # fmt: skip
 
@@ -206,7 +174,7 @@ def test_exceptions_table_example_is_the_first_known_message_cut_to_one_line(
 
 
 def test_exceptions_table_without_exceptions_is_empty() -> None:
-    assert fl.exceptions_table(_frame([_trial("a", "x", 1.0)]), ("a", "b")).height == 0
+    assert fl.exceptions_table(trials_frame([trial("a", "x", 1.0)]), ("a", "b")).height == 0
 
 
 def test_timeouts_table_counts_timeouts_and_passes_despite_one(failing: pl.DataFrame) -> None:
@@ -237,13 +205,13 @@ def _check(name: str, verdict: str, why: str = "") -> dict[str, str]:
 
 
 def test_analysis_checks_count_verdicts_per_run_and_list_failures() -> None:
-    t = _frame(
+    t = trials_frame(
         [
-            _trial("a", "x", 1.0, 0, analysis_checks=[_check("hack", "pass"),
+            trial("a", "x", 1.0, 0, analysis_checks=[_check("hack", "pass"),
                                                        _check("spec", "fail", "ignored spec")]),
-            _trial("a", "x", 0.0, 1, analysis_checks=[_check("hack", "not_applicable")]),
-            _trial("b", "x", 0.0, 0, analysis_checks=[_check("hack", "fail", "edited tests")]),
-            _trial("b", "y", 0.0, 0),
+            trial("a", "x", 0.0, 1, analysis_checks=[_check("hack", "not_applicable")]),
+            trial("b", "x", 0.0, 0, analysis_checks=[_check("hack", "fail", "edited tests")]),
+            trial("b", "y", 0.0, 0),
         ]
     )  # fmt: skip
     html = fl.analysis_checks(t).html()
@@ -257,11 +225,11 @@ def test_analysis_checks_count_verdicts_per_run_and_list_failures() -> None:
 
 
 def test_analysis_checks_without_any_analysis_are_nothing() -> None:
-    assert fl.analysis_checks(_frame([_trial("a", "x", 1.0)])) == []
+    assert fl.analysis_checks(trials_frame([trial("a", "x", 1.0)])) == []
 
 
 def test_job_analyses_show_summaries_and_failed_checks_of_analysed_jobs() -> None:
-    jobs = _jobs(
+    jobs = jobs_frame(
         [
             {"job_name": "seen", "analysis_summary": "mostly fine",
              "analysis_checks": [_check("hack", "fail"), _check("spec", "pass")]},
@@ -279,13 +247,13 @@ def test_job_analyses_show_summaries_and_failed_checks_of_analysed_jobs() -> Non
 
 
 def test_antipatterns_without_trajectories_cannot_be_looked_for() -> None:
-    t = _frame([_trial("a", "x", 1.0, has_trajectory=False), _trial("b", "x", 1.0)])
+    t = trials_frame([trial("a", "x", 1.0, has_trajectory=False), trial("b", "x", 1.0)])
     html = fl.antipatterns(_ctx(t, ["a", "b"])).html()
     assert "No trial has a trajectory: anti-patterns cannot be looked for." in html
 
 
 def test_antipatterns_with_trajectories_and_no_finding_say_none_fired() -> None:
-    t = _frame([_trial("a", "x", 1.0, has_trajectory=True)])
+    t = trials_frame([trial("a", "x", 1.0, has_trajectory=True)])
     html = fl.antipatterns(_ctx(t, ["a"])).html()
     assert "No detector fired on any trial with a trajectory." in html
 
@@ -318,15 +286,15 @@ def test_antipatterns_of_one_run_have_no_change_table() -> None:
 
 
 def test_per_pass_divides_by_passes_and_needs_every_cost() -> None:
-    t = _frame(
+    t = trials_frame(
         [
-            _trial("a", "x", 1.0, 0, cost_usd=0.3, duration_s=10.0, n_input_tokens=100),
-            _trial("a", "x", 1.0, 1, cost_usd=0.1, duration_s=20.0, n_input_tokens=300),
-            _trial("a", "y", 0.5, 0, cost_usd=0.2, duration_s=30.0, n_input_tokens=0,
+            trial("a", "x", 1.0, 0, cost_usd=0.3, duration_s=10.0, n_input_tokens=100),
+            trial("a", "x", 1.0, 1, cost_usd=0.1, duration_s=20.0, n_input_tokens=300),
+            trial("a", "y", 0.5, 0, cost_usd=0.2, duration_s=30.0, n_input_tokens=0,
                    tokens_not_recorded=True),
-            _trial("b", "x", 1.0, 0, cost_usd=0.4, duration_s=5.0),
-            _trial("b", "y", 0.0, 0, duration_s=7.0),
-            _trial("z", "x", 0.0, 0, cost_usd=0.9, duration_s=1.0),
+            trial("b", "x", 1.0, 0, cost_usd=0.4, duration_s=5.0),
+            trial("b", "y", 0.0, 0, duration_s=7.0),
+            trial("z", "x", 0.0, 0, cost_usd=0.9, duration_s=1.0),
         ]
     )  # fmt: skip
     e = {r["run"]: r for r in fl._per_pass(t, ["b", "a"]).to_dicts()}
@@ -342,7 +310,7 @@ def test_per_pass_divides_by_passes_and_needs_every_cost() -> None:
 
 
 def test_cost_chart_uses_tokens_when_no_trial_has_a_cost() -> None:
-    t = _frame([_trial("a", "x", 1.0, n_input_tokens=10), _trial("b", "x", 0.0)])
+    t = trials_frame([trial("a", "x", 1.0, n_input_tokens=10), trial("b", "x", 0.0)])
     parts = fl._cost_vs_pass(t, ["a", "b"])
     assert "No trial recorded a cost" in parts[0] and "never counted as $0" in parts[0]
     assert parts[1].title.text == "Input tokens vs pass rate"
@@ -362,6 +330,6 @@ def test_cost_efficiency_names_the_unpriced_run_and_uses_recorded_cost(bundled: 
 
 
 def test_cost_efficiency_without_turns_says_they_are_unknown() -> None:
-    t = _frame([_trial("a", "x", 1.0, cost_usd=0.1, duration_s=3.0)])
+    t = trials_frame([trial("a", "x", 1.0, cost_usd=0.1, duration_s=3.0)])
     html = fl.cost_efficiency(_ctx(t, ["a"])).html()
     assert "No trajectories: turns per trial are unknown." in html

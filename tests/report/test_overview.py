@@ -21,48 +21,16 @@ import polars as pl
 import pytest
 
 from evalkit import report
-from evalkit.load._columns import conform
-from evalkit.load.jobs.columns import COLUMNS as JOB_COLUMNS
-from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from evalkit.report import overview as ov
 from evalkit.report.context import Context
 from tests.factories import ROOT
-
-T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
-BASE = "evalkit-scripted__baseline__smoke-tasks"
-CAND = "evalkit-scripted__candidate__smoke-tasks"
-SKILLS = "claude-code__MiniMax-M2.1__tasks-no-skills"
-
-
-def _trial(run: str, task: str, reward: float | None, i: int = 0, **kw: Any) -> dict[str, Any]:
-    return {
-        "run": run,
-        "task_name": task,
-        "reward": reward,
-        "trial_id": f"{run}/{task}/{i}",
-        "trial_name": f"{task}__{i}",
-        "job_name": f"job-{run}",
-        "job_id": f"job-{run}",
-        "started_at": T0,
-        "finished_at": T0 + timedelta(minutes=1),
-        "outcome": "pass" if (reward or 0) >= 1 else "fail",
-        "error_kind": "none",
-        **kw,
-    }
-
-
-def _frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return conform(pl.DataFrame(rows, infer_schema_length=None), TRIAL_COLUMNS)
-
-
-def _jobs(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return conform(pl.DataFrame(rows, infer_schema_length=None), JOB_COLUMNS)
+from tests.report.frames import BASE, CAND, SKILLS, T0, jobs_frame, trial, trials_frame
 
 
 def _ctx(trials: pl.DataFrame, order: list[str], **kw: Any) -> Context:
     runs = SimpleNamespace(
         trials=trials,
-        jobs=kw.pop("jobs", _jobs([{"job_id": "j", "job_name": "j", "state": "complete"}])),
+        jobs=kw.pop("jobs", jobs_frame([{"job_id": "j", "job_name": "j", "state": "complete"}])),
         load_errors=kw.pop("load_errors", pl.DataFrame()),
     )
     kw = {"candidate": order[-1] if order else None, "baseline": None, **kw}
@@ -85,7 +53,7 @@ def test_age_of_nothing_is_unknown() -> None:
 
 
 def test_newest_trial_at_exactly_36_hours_is_still_fresh() -> None:
-    t = _frame([_trial("a", "x", 1.0)])  # finished T0 + 1 min
+    t = trials_frame([trial("a", "x", 1.0)])  # finished T0 + 1 min
     done = T0 + timedelta(minutes=1)
     assert ov.stale_warning(_ctx(t, ["a"], generated_at=done + timedelta(hours=36))) is None
     late = _ctx(t, ["a"], generated_at=done + timedelta(hours=36, minutes=6))
@@ -96,17 +64,17 @@ def test_newest_trial_at_exactly_36_hours_is_still_fresh() -> None:
 
 
 def test_freshness_uses_the_newest_trial_of_any_run() -> None:
-    t = _frame(
+    t = trials_frame(
         [
-            _trial("a", "x", 1.0, finished_at=T0 - timedelta(days=10)),
-            _trial("b", "x", 1.0, finished_at=T0),
+            trial("a", "x", 1.0, finished_at=T0 - timedelta(days=10)),
+            trial("b", "x", 1.0, finished_at=T0),
         ]
     )
     assert ov.stale_warning(_ctx(t, ["a", "b"], generated_at=T0 + timedelta(hours=1))) is None
 
 
 def test_no_finish_time_gives_no_stale_warning() -> None:
-    t = _frame([_trial("a", "x", 1.0, finished_at=None)])
+    t = trials_frame([trial("a", "x", 1.0, finished_at=None)])
     assert ov.stale_warning(_ctx(t, ["a"], generated_at=T0 + timedelta(days=9))) is None
     assert ov.stale_warning(_ctx(t.clear(), [], generated_at=T0)) is None
 
@@ -116,7 +84,7 @@ def test_no_finish_time_gives_no_stale_warning() -> None:
 
 def test_left_out_note_names_three_runs_and_counts_the_rest() -> None:
     order = [f"r{i}" for i in range(1, 8)]
-    every = _frame([_trial(r, "x", 1.0) for r in order])
+    every = trials_frame([trial(r, "x", 1.0) for r in order])
     detailed = SimpleNamespace(trials=every.filter(pl.col("run").is_in(["r6", "r7"])))
     ctx = _ctx(every, order, baseline="r6")
     ctx = replace(ctx, history=ctx.runs, runs=detailed)
@@ -128,7 +96,7 @@ def test_left_out_note_names_three_runs_and_counts_the_rest() -> None:
 
 
 def test_left_out_note_is_none_when_every_run_is_detailed() -> None:
-    t = _frame([_trial("a", "x", 1.0)])
+    t = trials_frame([trial("a", "x", 1.0)])
     assert ov.left_out_note(_ctx(t, ["a"])) is None
 
 
@@ -139,21 +107,21 @@ def test_left_out_note_is_none_when_every_run_is_detailed() -> None:
 def small() -> pl.DataFrame:
     """Run ``a``: 4 trials on 2 tasks (3 + 1 attempts); ``c``: 2 tasks x 3 attempts;
     ``b``: one trial, not in the context's order."""
-    return _frame(
+    return trials_frame(
         [
-            _trial("a", "x", 1.0, 0, duration_s=10.0, cost_usd=0.1, n_input_tokens=100),
-            _trial("a", "x", 0.0, 1, duration_s=20.0, n_input_tokens=5, outcome="timeout",
+            trial("a", "x", 1.0, 0, duration_s=10.0, cost_usd=0.1, n_input_tokens=100),
+            trial("a", "x", 0.0, 1, duration_s=20.0, n_input_tokens=5, outcome="timeout",
                    error_kind="agent", exception_type="AgentTimeoutError"),
-            _trial("a", "x", None, 2, duration_s=30.0, cost_usd=0.3, n_input_tokens=0,
+            trial("a", "x", None, 2, duration_s=30.0, cost_usd=0.3, n_input_tokens=0,
                    n_output_tokens=0, tokens_not_recorded=True, outcome="no-reward",
                    error_kind="verifier"),
-            _trial("a", "y", 1.0, 0, duration_s=40.0, cost_usd=0.2, job_name="job-a2",
+            trial("a", "y", 1.0, 0, duration_s=40.0, cost_usd=0.2, job_name="job-a2",
                    job_id="job-a2"),
-            _trial("c", "x", 1.0, 0, error_kind="infra"),
-            _trial("c", "x", 0.0, 1, error_kind="agent"),
-            _trial("c", "x", 0.0, 2, error_kind="agent"),
-            *[_trial("c", "y", 1.0, i, error_kind="verifier") for i in range(3)],
-            _trial("b", "x", 0.5, 0),
+            trial("c", "x", 1.0, 0, error_kind="infra"),
+            trial("c", "x", 0.0, 1, error_kind="agent"),
+            trial("c", "x", 0.0, 2, error_kind="agent"),
+            *[trial("c", "y", 1.0, i, error_kind="verifier") for i in range(3)],
+            trial("b", "x", 0.5, 0),
         ]
     )  # fmt: skip
 
@@ -350,7 +318,7 @@ def test_data_quality_lists_incomplete_and_unrewarded_trials(small: pl.DataFrame
 
 
 def test_job_problems_list_jobs_without_an_end_and_short_jobs() -> None:
-    jobs = _jobs(
+    jobs = jobs_frame(
         [
             {"job_name": "done", "state": "complete", "n_trials_declared": 4, "n_trials_found": 4},
             {"job_name": "live", "state": "running", "n_trials_declared": 9, "n_trials_found": 2},
@@ -368,24 +336,24 @@ def test_job_problems_list_jobs_without_an_end_and_short_jobs() -> None:
 
 
 def test_job_problems_of_healthy_jobs_are_nothing() -> None:
-    jobs = _jobs([{"job_name": "ok", "state": "complete", "n_trials_declared": 1,
+    jobs = jobs_frame([{"job_name": "ok", "state": "complete", "n_trials_declared": 1,
                    "n_trials_found": 1}])  # fmt: skip
     assert ov._job_problems(jobs) == []
 
 
 def test_unpinned_zones_lists_only_jobs_with_naive_trials() -> None:
-    jobs = _jobs(
+    jobs = jobs_frame(
         [
             {"job_id": "j1", "job_name": "naive-job", "naive_tz": "local (could not infer)"},
             {"job_id": "j2", "job_name": "aware-job", "naive_tz": "local (could not infer)"},
             {"job_id": "j3", "job_name": "pinned-job", "naive_tz": "+08:00 (inferred)"},
         ]
     )
-    t = _frame(
+    t = trials_frame(
         [
-            _trial("a", "x", 1.0, 0, job_id="j1", naive_timestamps=True),
-            _trial("a", "x", 1.0, 1, job_id="j2", naive_timestamps=False),
-            _trial("a", "x", 1.0, 2, job_id="j3", naive_timestamps=True),
+            trial("a", "x", 1.0, 0, job_id="j1", naive_timestamps=True),
+            trial("a", "x", 1.0, 1, job_id="j2", naive_timestamps=False),
+            trial("a", "x", 1.0, 2, job_id="j3", naive_timestamps=True),
         ]
     )
     html = ov.unpinned_zones(jobs, t).html()
@@ -425,7 +393,7 @@ def test_no_load_errors_is_said_plainly() -> None:
 
 
 def test_compared_runs_note_names_the_pair_or_the_one_run() -> None:
-    t = _frame([_trial("a", "x", 1.0)])
+    t = trials_frame([trial("a", "x", 1.0)])
     both = ov._compared_runs_note(_ctx(t, ["a", "b"], candidate="b", baseline="a")).html()
     assert "Compared below: A (baseline) = a; B (candidate) = b." in both
     assert "Why these two: why." in both
