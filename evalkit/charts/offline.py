@@ -28,6 +28,8 @@ from typing import Any
 
 import altair as alt
 
+from evalkit.load.shared.cache import read_asset, write_asset
+
 RENDERER = "evalkit"
 #: Marker at the start of the bundle script (tests and the report count it: once per report).
 BUNDLE_MARKER = "evalkit: vega-embed bundle"
@@ -36,6 +38,8 @@ STATIC_CLASS = "evalkit-chart-static"
 #: Class of the line that stands in for a chart drawn without a static image, where no
 #: script runs (the chart's script removes it).
 NOTE_CLASS = "evalkit-chart-note"
+#: The last line of a complete cached bundle (a file cut short is built again).
+BUNDLE_END = "\n/* end of the evalkit vega-embed bundle */\n"
 EMBED_OPTIONS = {"renderer": "svg", "actions": False, "mode": "vega-lite"}
 
 _STYLE = """<style>
@@ -47,10 +51,17 @@ _STYLE = """<style>
 
 @cache
 def _bundle_js() -> str:
+    """vl-convert's Vega bundle, built once per vl-convert and Vega-Lite version and kept in
+    evalkit's cache (building it takes about a second in every new kernel)."""
     import vl_convert as vlc
     from altair.utils._importers import vl_version_for_vl_convert
 
-    js = vlc.javascript_bundle(vl_version=vl_version_for_vl_convert())
+    vl = vl_version_for_vl_convert()
+    name = f"vega-bundle-vl-convert-{vlc.__version__}-vega-lite-{vl}.js"
+    js = read_asset(name)
+    if js is None or not js.endswith(BUNDLE_END):
+        js = vlc.javascript_bundle(vl_version=vl) + BUNDLE_END
+        write_asset(name, js)
     if "</script" in js.lower():  # would end the inline <script> early
         js = js.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT")
     return js

@@ -180,14 +180,30 @@ def test_chart_bundle_without_a_png_leaves_the_image_out(monkeypatch) -> None:
 # -- bundle -----------------------------------------------------------------------------------
 
 
-def test_bundle_js_escapes_a_closing_script_tag(monkeypatch) -> None:
+def test_bundle_js_escapes_a_closing_script_tag(monkeypatch, tmp_path) -> None:
     import vl_convert
 
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(
         vl_convert, "javascript_bundle", lambda **kw: "var a='</script>'; var b='</SCRIPT>';"
     )
     js = offline._bundle_js.__wrapped__()
-    assert js == "var a='<\\/script>'; var b='<\\/SCRIPT>';"
+    assert js == "var a='<\\/script>'; var b='<\\/SCRIPT>';" + offline.BUNDLE_END
+
+
+def test_the_bundle_is_built_once_and_kept_in_the_cache(monkeypatch, tmp_path) -> None:
+    import vl_convert
+
+    monkeypatch.setenv("EVALKIT_CACHE_DIR", str(tmp_path))
+    built: list[int] = []
+    monkeypatch.setattr(vl_convert, "javascript_bundle", lambda **kw: built.append(1) or "B;")
+    first = offline._bundle_js.__wrapped__()
+    second = offline._bundle_js.__wrapped__()  # a new kernel: read from the cache
+    assert first == second == "B;" + offline.BUNDLE_END and built == [1]
+    (kept,) = (tmp_path / "assets").iterdir()
+    assert kept.name.startswith(f"vega-bundle-vl-convert-{vl_convert.__version__}-vega-lite-")
+    kept.write_text("B")  # cut short: built again
+    assert offline._bundle_js.__wrapped__() == first and built == [1, 1]
 
 
 def test_bundle_html_wraps_the_bundle_in_a_function(monkeypatch) -> None:

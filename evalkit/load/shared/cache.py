@@ -171,6 +171,33 @@ def write_entry(job_dir: str | os.PathLike[str], name: str, obj: object) -> None
         pass
 
 
+def _assets_dir() -> Path:
+    return cache_root() / "assets"
+
+
+def read_asset(name: str) -> str | None:
+    """A text file the cache keeps for every report (None when missing or unreadable)."""
+    try:
+        text = (_assets_dir() / name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def write_asset(name: str, text: str) -> None:
+    """Atomically keep a text file under ``name`` (versioned by the caller); failures are
+    ignored (the cache is optional)."""
+    d = _assets_dir()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, d / name)
+    except OSError:
+        pass
+
+
 def clear(job_dir: str | os.PathLike[str] | None = None) -> None:
     """Delete the cache of one job, or of every job."""
     import shutil
