@@ -160,12 +160,17 @@ class _Scorer:
     ) -> None:
         self.t, self.decide, self.memo = t, decide, {}
         p = rng.beta(prior[0] + t.s, prior[1] + t.k - t.s, size=(draws, t.s.size))
-        u = rng.random((draws, t.s.size, max_e + 1))
-        # passes among the first j extra attempts, j = 0 .. max_e + 1
-        # int16: at most max_e + 1 passes, and a quarter of int64's memory to gather from
-        zero = np.zeros((draws, t.s.size, 1), dtype=np.int16)
-        passes = np.cumsum(u < p[:, :, None], axis=2, dtype=np.int16)
-        self.extra_passes = np.concatenate([zero, passes], axis=2)
+        # passes among the first j extra attempts, j = 0 .. max_e + 1, as int16 (at most
+        # max_e + 1): a quarter of int64's memory to gather from. The uniforms are drawn a
+        # block of draws at a time (the same stream as one draw of them all).
+        n, k = t.s.size, max_e + 1
+        self.extra_passes = np.zeros((draws, n, k + 1), dtype=np.int16)
+        rows = max(1, (1 << 20) // max(n * k, 1))
+        for d in range(0, draws, rows):
+            u = rng.random((min(rows, draws - d), n, k))
+            np.cumsum(
+                u < p[d : d + rows, :, None], axis=2, out=self.extra_passes[d : d + rows, :, 1:]
+            )
 
     def codes(self, extra: np.ndarray) -> np.ndarray:
         """Per draw: (gate exit code 0 ship / 1 hold / 2 don't ship, sequential ship)."""
