@@ -206,7 +206,7 @@ class Runs:
         trials = self._trials.with_columns(
             pl.when(harbor).then(pl.col("job_name")).otherwise(pl.col("run")).alias("run")
         ).with_columns(pl.when(harbor).then(attempt_number()).otherwise("attempt").alias("attempt"))
-        runs = trials.group_by("job_id").agg(run_names().alias("__run"))
+        runs = trials.select("job_id", "run").group_by("job_id").agg(run_names().alias("__run"))
         jobs = (
             self.jobs.join(runs, on="job_id", how="left", maintain_order="left")
             .with_columns(

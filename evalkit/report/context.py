@@ -86,12 +86,14 @@ class Context:
         if self.history is None:
             return self.runs.trials
         if "all_trials" not in self.cache:
-            cols = [c for c in TRAJECTORY_TRIAL_COLUMNS if c in self.history.trials.columns]
+            h = self.history.trials
+            cols = [c for c in TRAJECTORY_TRIAL_COLUMNS if c in h.columns]
             filled = self.runs.trials.select("trial_id", *[pl.col(c).alias(f"__{c}") for c in cols])
-            t = self.history.trials.join(filled, on="trial_id", how="left", maintain_order="left")
-            self.cache["all_trials"] = t.with_columns(
-                [pl.coalesce(f"__{c}", c).alias(c) for c in cols]
-            ).drop([f"__{c}" for c in cols])
+            # joined on the key alone, so the history's other columns are shared, not copied
+            got = h.select("trial_id").join(filled, on="trial_id", how="left", maintain_order="left")
+            self.cache["all_trials"] = h.with_columns(
+                [pl.coalesce(got[f"__{c}"], pl.col(c)).alias(c) for c in cols]
+            )
         return self.cache["all_trials"]
 
     @property

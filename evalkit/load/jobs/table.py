@@ -60,7 +60,8 @@ def jobs_frame(
 
 def _trial_counts(trials: pl.DataFrame) -> pl.DataFrame:
     """Per job_id: the newest trial time, the trials found and with a result, the runs."""
-    return trials.group_by("job_id").agg(
+    used = trials.select("job_id", "finished_at", "started_at", "outcome", "run")
+    return used.group_by("job_id").agg(
         pl.max_horizontal(pl.col("finished_at").max(), pl.col("started_at").max()).alias(
             "__last_trial"
         ),
