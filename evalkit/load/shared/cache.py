@@ -135,7 +135,8 @@ def write_load(key: str, df: pl.DataFrame, meta: dict) -> None:
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, suffix=".parquet.tmp")
         os.close(fd)
-        df.write_parquet(tmp, compression="lz4", statistics=False)
+        # one row group: read back as one chunk, so adding a column later copies nothing else
+        df.write_parquet(tmp, compression="lz4", statistics=False, row_group_size=max(df.height, 1))
         os.replace(tmp, d / f"{key}.parquet")
         fd, tmpm = tempfile.mkstemp(dir=d, suffix=".meta.tmp")
         with os.fdopen(fd, "wb") as fh:
