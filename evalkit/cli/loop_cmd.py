@@ -101,6 +101,12 @@ def _run_loop(
         raise typer.Exit(COULD_NOT_RUN) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except Exception as exc:  # a crash must not exit 1, which reads as Hold
+        from evalkit.load.shared.redact import env_secret_values, redact_text
+
+        msg = redact_text(f"the loop failed: {type(exc).__name__}: {exc}", env_secret_values())
+        typer.echo(msg, err=True)
+        raise typer.Exit(COULD_NOT_RUN) from None
     typer.echo(
         f"{res.verdict} -> exit {res.exit_code}; report {res.html}; summary {res.summary_path}"
     )
