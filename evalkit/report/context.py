@@ -90,7 +90,9 @@ class Context:
             cols = [c for c in TRAJECTORY_TRIAL_COLUMNS if c in h.columns]
             filled = self.runs.trials.select("trial_id", *[pl.col(c).alias(f"__{c}") for c in cols])
             # joined on the key alone, so the history's other columns are shared, not copied
-            got = h.select("trial_id").join(filled, on="trial_id", how="left", maintain_order="left")
+            got = h.select("trial_id").join(
+                filled, on="trial_id", how="left", maintain_order="left"
+            )
             self.cache["all_trials"] = h.with_columns(
                 [pl.coalesce(got[f"__{c}"], pl.col(c)).alias(c) for c in cols]
             )
