@@ -179,9 +179,7 @@ def render(
     stem = f"{(day or _date.today()).isoformat()}-{stem_name}"
     files = ReportFiles(outd / f"{stem}.html", outd / f"{stem}.ipynb", outd / "summary.json")
     own_summary = outd / f"{stem}.summary.json"
-    p = _run_parameters(nb_path, params or {}, runs, redact, own_summary)
-    if "static_charts" in notebook_parameters(nb_path):
-        p.setdefault("static_charts", bool(STATIC_FORMATS & set(formats)))
+    p = _run_parameters(nb_path, params or {}, runs, redact, own_summary, formats)
     t1 = time.perf_counter()
     nb = execute(nb_path, files.notebook, p, cwd=cwd or os.getcwd())
     t2 = time.perf_counter()
@@ -210,9 +208,11 @@ def _run_parameters(
     runs: str | Path | None,
     redact: bool,
     own_summary: Path,
+    formats: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The notebook's parameters for one render: the given ones checked and typed, then
-    ``redact``, the runs folder found and the summary path, where the notebook takes them."""
+    ``redact``, the runs folder found, the summary path and ``static_charts`` (on for
+    ``formats`` that show the notebook as it is), where the notebook takes them."""
     p = parameters(nb_path, params)
     known = notebook_parameters(nb_path)
     if "redact" in known:
@@ -223,6 +223,8 @@ def _run_parameters(
         p["runs_dir"] = str(find_runs(runs))
     if "summary_path" in known:
         p["summary_path"] = str(own_summary.resolve())
+    if "static_charts" in known:
+        p.setdefault("static_charts", bool(STATIC_FORMATS & set(formats)))
     return p
 
 
