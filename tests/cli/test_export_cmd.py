@@ -3,7 +3,7 @@
 choice, and prints the result as text (never as rich markup).
 
 ``export_dataset`` is a stand-in here; real exports (incremental updates, a missing runs
-folder) are in tests/load/test_dataset.py and the redaction in
+folder) are in tests/load/dataset/test_write.py and the redaction in
 tests/security/test_secrets_export.py."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and ``_.-~``, as ``urllib.parse.quote(safe="")`` does; null is the hive default 
 ``frame_columns`` / ``frame_schema`` give the six declared frames, and ``columns_table`` is
 one documentation row per (frame, column). Checked against the column declarations of
 ``evalkit/load/*/columns.py`` and hand-encoded paths; export/scan round trips are in
-``tests/load/test_dataset.py``.
+``tests/load/dataset/test_scan.py`` and ``test_write.py``.
 """
 
 from __future__ import annotations
