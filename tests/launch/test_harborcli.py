@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 from pathlib import Path
 
@@ -26,14 +25,7 @@ from evalkit.launch.harborcli import (
     print_config,
     version_tuple,
 )
-
-
-def script(path: Path, body: str) -> Path:
-    """An executable /bin/sh script at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + body + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
+from tests.launch.executables import sh_script as script
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ job location for bad names, and the action read from hand-built job folders."""
 from __future__ import annotations
 
 import json
-import stat
 import sys
 from pathlib import Path
 
@@ -29,16 +28,10 @@ from evalkit.launch.plan import (
     scrub,
 )
 from evalkit.launch.spec import SCRIPTED_AGENT, RunSpec, resolve_tasks
+from tests.launch.executables import executable as script
 
 SECRET = "s3cret-value-0123456789"
 KEY = "sk-ant-api03-" + "Q" * 40  # key-shaped: redacted without being named
-
-
-def script(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ report's error lists every problem."""
 from __future__ import annotations
 
 import shutil
-import stat
 import sys
 from pathlib import Path
 
@@ -27,15 +26,9 @@ from evalkit.launch.preflight import (
     preflight,
 )
 from evalkit.launch.spec import Problem, RunSpec
+from tests.launch.executables import sh_script as script
 
 checks = sys.modules["evalkit.launch.preflight"]  # the module (``preflight`` is also a function)
-
-
-def script(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + body + "\n")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return path
 
 
 @pytest.fixture(autouse=True)
