@@ -31,7 +31,7 @@ from evalkit.load.steps.table import build_trajectories
 from evalkit.load.trials.assemble import assemble, derive_key, load_key
 from evalkit.load.trials.columns import COLUMNS as TRIAL_COLUMNS
 from evalkit.load.trials.derive import add_run_and_attempt, default_run_label
-from evalkit.load.trials.table import extract_all, plan_job, rows
+from evalkit.load.trials.table import JobTrials, extract_all, plan_job, rows
 
 PathsLike = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Mapping[str, Any]
 RunSpec = None | str | Mapping[str, str] | Callable[[dict], str]
@@ -122,6 +122,21 @@ def _job_records(refs: list[JobRef], errors: list[LoadError]) -> list[dict[str, 
     return job_recs
 
 
+def job_plans(job_recs: list[dict[str, Any]], *, cache: bool) -> list[JobTrials]:
+    """Per job record, which of its trials come from the cache and which are read now (a
+    load of some trials of a job, ``only``, never uses the cache)."""
+    return [
+        plan_job(
+            rec["_ref"].job_dir,
+            rec["job_id"],
+            rec["_ref"].trials,
+            cache=cache and rec["_ref"].only is None,
+            job_complete=bool(rec["ts_finished"]),
+        )
+        for rec in job_recs
+    ]
+
+
 def _harbor_trials(
     job_recs: list[dict[str, Any]],
     errors: list[LoadError],
@@ -136,16 +151,7 @@ def _harbor_trials(
     """The trials frame of the Harbor jobs and each job's naive-timestamp zone note: from
     the whole-load cache entry of the same jobs and options, else per job from the cached
     rows plus the trials extracted now."""
-    plans = [
-        plan_job(
-            rec["_ref"].job_dir,
-            rec["job_id"],
-            rec["_ref"].trials,
-            cache=cache and rec["_ref"].only is None,
-            job_complete=bool(rec["ts_finished"]),
-        )
-        for rec in job_recs
-    ]
+    plans = job_plans(job_recs, cache=cache)
     # a whole-load result stored by an earlier load of the same cached jobs and options
     # (not when a trial must be extracted now: the stored result predates its change)
     fresh = cache and not any(p.todo for p in plans)

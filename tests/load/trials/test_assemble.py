@@ -35,7 +35,7 @@ from evalkit.load.trials.assemble import (
     load_key,
 )
 from evalkit.load.trials.extract import RAW_SCHEMA
-from evalkit.load.trials.table import JobTrials, extract_all, plan_job
+from evalkit.load.trials.table import JobTrials, extract_all
 from tests.load.factory import job, trial_result
 
 
@@ -53,16 +53,7 @@ def _prepare(paths: Any, *, cache: bool) -> tuple[list[JobTrials], list[dict]]:
     """Plans and job records of a load, extracted (what ``load/api.py`` does first)."""
     found = discover(paths)
     recs = api._job_records(found.jobs, [])
-    plans = [
-        plan_job(
-            r["_ref"].job_dir,
-            r["job_id"],
-            r["_ref"].trials,
-            cache=cache and r["_ref"].only is None,
-            job_complete=bool(r["ts_finished"]),
-        )
-        for r in recs
-    ]
+    plans = api.job_plans(recs, cache=cache)
     extract_all(plans, progress=False, cache=cache)
     return plans, recs
 
